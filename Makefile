@@ -1,0 +1,50 @@
+# harness-rl: every target installs what it needs, idempotently.
+#   make demo   - the main job on the default embedded model
+#   make test   - the whole test suite (release profile: one llama.cpp build serves all)
+#   make bench  - criterion benchmarks;  make lint - fmt + clippy
+
+SHELL := /bin/bash
+CARGO ?= cargo
+CARGO_FLAGS ?= --release
+HRL := target/release/hrl
+APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip
+
+.PHONY: all deps build test demo bench lint clean
+
+all: build
+
+# Debian packages needed to build llama.cpp (cmake, libclang for bindgen) and to run
+# the sandbox (bubblewrap). Installs only what is missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(CARGO) build $(CARGO_FLAGS)
+
+test: build
+	$(CARGO) test $(CARGO_FLAGS)
+
+demo: build
+	@mkdir -p runs/demo
+	$(HRL) tasks list
+	$(HRL) tasks gen all --n 3 --seed 0 --level 1 --out runs/demo/instances.jsonl
+	@python3 -c 'import json,sys; [print(json.dumps({**json.loads(l), "response": "<answer>" + json.loads(l)["answer"] + "</answer>"})) for l in open("runs/demo/instances.jsonl")]' > runs/demo/gold_responses.jsonl
+	$(HRL) tasks score runs/demo/gold_responses.jsonl > runs/demo/scored.jsonl
+	@echo "demo outputs in runs/demo/"
+
+bench: build
+	$(CARGO) bench --bench families
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+
+clean:
+	$(CARGO) clean

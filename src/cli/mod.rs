@@ -1,0 +1,29 @@
+//! Subcommand implementations for the `hrl` binary: argument structs and the glue
+//! that calls the library. No domain logic lives here.
+
+pub mod tasks;
+
+use std::io;
+
+use harness_rl::families::FamilyError;
+
+/// An invalid request detected by the binary itself (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Map an error to the process exit code (see `src/main.rs`).
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if cause.is::<UsageError>() || cause.is::<FamilyError>() {
+            return 2;
+        }
+        if let Some(e) = cause.downcast_ref::<io::Error>()
+            && e.kind() == io::ErrorKind::BrokenPipe
+        {
+            // The reader went away (`hrl tasks gen ... | head`): not a failure.
+            return 0;
+        }
+    }
+    1
+}

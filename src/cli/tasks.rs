@@ -1,0 +1,196 @@
+//! `hrl tasks list|gen|score`.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use harness_rl::families::{self, Family, Instance, Level, ScoreMode};
+use serde_json::{Value, json};
+
+use super::UsageError;
+
+#[derive(Subcommand)]
+pub enum TasksCmd {
+    /// List every family: name, category, levels, description.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate instances as JSONL (fields: id, family, level, seed, index, question,
+    /// answer, metadata).
+    Gen(GenArgs),
+    /// Score responses: reads JSONL instances with a `response` string, writes the same
+    /// lines plus `score` and `extracted`.
+    Score(ScoreArgs),
+}
+
+#[derive(Args)]
+pub struct GenArgs {
+    /// A family name, or `all`.
+    pub family: String,
+    /// Instances per family.
+    #[arg(long)]
+    pub n: u64,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Difficulty level 1..=5.
+    #[arg(long, default_value_t = 1)]
+    pub level: u8,
+    /// Write to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ScoreArgs {
+    /// JSONL input; `-` or nothing reads standard input.
+    pub file: Option<PathBuf>,
+    /// Fall back to the last non-empty line when a response has no <answer> tag.
+    /// Off by default; lines scored this way carry `"score_mode": "lenient"`.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+pub fn run(cmd: TasksCmd) -> Result<()> {
+    match cmd {
+        TasksCmd::List { json } => list(json),
+        TasksCmd::Gen(a) => gen_cmd(a),
+        TasksCmd::Score(a) => score(a),
+    }
+}
+
+fn list(as_json: bool) -> Result<()> {
+    let out = io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    let reg = families::registry();
+    if as_json {
+        let rows: Vec<Value> = reg
+            .iter()
+            .map(|f| {
+                json!({
+                    "name": f.name(),
+                    "category": f.category(),
+                    "levels": [families::MIN_LEVEL, families::MAX_LEVEL],
+                    "version": f.version(),
+                    "description": f.description(),
+                    "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &rows)?;
+        writeln!(out)?;
+    } else {
+        let w = reg.iter().map(|f| f.name().len()).max().unwrap_or(4);
+        writeln!(out, "{:<w$}  {:<11}  levels  description", "name", "category")?;
+        for f in reg {
+            writeln!(
+                out,
+                "{:<w$}  {:<11}  {}..={}   {}",
+                f.name(),
+                f.category().as_str(),
+                families::MIN_LEVEL,
+                families::MAX_LEVEL,
+                f.description()
+            )?;
+        }
+        writeln!(out, "{} families", reg.len())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn gen_cmd(a: GenArgs) -> Result<()> {
+    let level = Level::new(a.level)?;
+    if a.n == 0 {
+        return Err(families::FamilyError::ZeroCount.into());
+    }
+    let fams: Vec<&dyn Family> = if a.family == "all" {
+        families::registry().to_vec()
+    } else {
+        vec![families::get(&a.family)?]
+    };
+    let sink: Box<dyn Write> = match &a.out {
+        Some(p) => Box::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::new(sink);
+    for f in fams {
+        for i in 0..a.n {
+            let inst = families::generate(f, level, a.seed, i);
+            serde_json::to_writer(&mut out, &inst)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Score one JSONL line; `Err` carries a message for the line's warning.
+fn score_line(line: &str, mode: ScoreMode) -> std::result::Result<Value, String> {
+    let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(line) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Err("not a JSON object".into()),
+        Err(e) => return Err(format!("invalid JSON: {e}")),
+    };
+    let response = match obj.get("response") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err("`response` is not a string".into()),
+        None => return Err("missing `response`".into()),
+    };
+    let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
+        .map_err(|e| format!("not an instance: {e}"))?;
+    let fam = families::get(&inst.family).map_err(|e| e.to_string())?;
+    let scored = families::score_response(fam, &inst, &response, mode);
+    obj.insert("score".into(), json!(scored.score));
+    obj.insert("extracted".into(), json!(scored.extracted));
+    if mode == ScoreMode::Lenient {
+        obj.insert("score_mode".into(), json!("lenient"));
+    }
+    Ok(Value::Object(obj))
+}
+
+fn score(a: ScoreArgs) -> Result<()> {
+    let mode = if a.lenient { ScoreMode::Lenient } else { ScoreMode::Strict };
+    let (name, input): (String, Box<dyn BufRead>) = match a.file.as_deref() {
+        None => ("<stdin>".into(), Box::new(io::stdin().lock())),
+        Some(p) if p.as_os_str() == "-" => ("<stdin>".into(), Box::new(io::stdin().lock())),
+        Some(p) => (
+            p.display().to_string(),
+            Box::new(BufReader::new(
+                File::open(p).with_context(|| format!("cannot open {}", p.display()))?,
+            )),
+        ),
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let (mut ok, mut bad, mut total) = (0u64, 0u64, 0.0f64);
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("{name}: read error at line {}", i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match score_line(&line, mode) {
+            Ok(v) => {
+                total += v["score"].as_f64().unwrap_or(0.0);
+                ok += 1;
+                serde_json::to_writer(&mut out, &v)?;
+                out.write_all(b"\n")?;
+            }
+            Err(msg) => {
+                bad += 1;
+                eprintln!("hrl: warning: {name}:{}: skipped: {msg}", i + 1);
+            }
+        }
+    }
+    out.flush()?;
+    let mean = if ok > 0 { total / ok as f64 } else { 0.0 };
+    eprintln!("hrl: scored {ok} lines (mean score {mean:.4}), skipped {bad} malformed");
+    if ok == 0 && bad > 0 {
+        return Err(UsageError(format!("{name}: no line could be scored")).into());
+    }
+    Ok(())
+}

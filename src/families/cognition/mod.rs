@@ -1,0 +1,5 @@
+//! Cognition and sequences: pattern induction and attention.
+
+use super::Family;
+
+pub static FAMILIES: &[&dyn Family] = &[];

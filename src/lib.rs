@@ -1,0 +1,9 @@
+//! harness-rl: an instrument for measuring whether a *proposer* model has learned to
+//! improve the harness of a frozen *executor* model, and whether that skill transfers
+//! to unseen task families, later problems and longer revision horizons.
+//!
+//! The library is split into modules that each own one concept; `src/main.rs` (the
+//! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
+//! for the code map and the invariants each module keeps.
+
+pub mod families;

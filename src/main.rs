@@ -1,0 +1,41 @@
+//! `hrl`: the command-line front end of harness-rl. It parses arguments, dispatches to
+//! the library, draws progress at the edge, and maps errors to exit codes:
+//! 0 success, 1 runtime failure, 2 invalid usage or input (unknown family, level out
+//! of range, bad flag values — clap's own usage errors use 2 as well).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "hrl", version, about = "Harness RL: measure and train harness-improving proposers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Procedurally generated task families: list, generate, score.
+    #[command(subcommand)]
+    Tasks(cli::tasks::TasksCmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tasks(cmd) => cli::tasks::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let code = cli::exit_code(&err);
+            if code != 0 {
+                eprintln!("hrl: error: {err:#}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
