@@ -23,7 +23,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("score");
     g.throughput(Throughput::Elements(1));
     for f in families::registry() {
-        let insts: Vec<_> = (0..64).map(|i| families::generate(*f, level, 7, i)).collect();
+        let insts: Vec<_> = (0..64)
+            .map(|i| families::generate(*f, level, 7, i))
+            .collect();
         let responses: Vec<String> = insts
             .iter()
             .map(|x| format!("Reasoning...\n<answer>{}</answer>", x.answer))
@@ -32,7 +34,12 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::from_parameter(f.name()), |b| {
             b.iter(|| {
                 i = (i + 1) % insts.len();
-                black_box(families::score_response(*f, &insts[i], &responses[i], ScoreMode::Strict))
+                black_box(families::score_response(
+                    *f,
+                    &insts[i],
+                    &responses[i],
+                    ScoreMode::Strict,
+                ))
             })
         });
     }

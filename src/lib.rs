@@ -6,4 +6,6 @@
 //! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
 //! for the code map and the invariants each module keeps.
 
+pub mod executor;
 pub mod families;
+pub mod sandbox;

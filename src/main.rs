@@ -10,7 +10,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "hrl", version, about = "Harness RL: measure and train harness-improving proposers")]
+#[command(
+    name = "hrl",
+    version,
+    about = "Harness RL: measure and train harness-improving proposers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

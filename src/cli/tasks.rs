@@ -84,7 +84,11 @@ fn list(as_json: bool) -> Result<()> {
         writeln!(out)?;
     } else {
         let w = reg.iter().map(|f| f.name().len()).max().unwrap_or(4);
-        writeln!(out, "{:<w$}  {:<11}  levels  description", "name", "category")?;
+        writeln!(
+            out,
+            "{:<w$}  {:<11}  levels  description",
+            "name", "category"
+        )?;
         for f in reg {
             writeln!(
                 out,
@@ -113,9 +117,9 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
         vec![families::get(&a.family)?]
     };
     let sink: Box<dyn Write> = match &a.out {
-        Some(p) => Box::new(
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        ),
+        Some(p) => {
+            Box::new(File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
+        }
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);
@@ -155,7 +159,11 @@ fn score_line(line: &str, mode: ScoreMode) -> std::result::Result<Value, String>
 }
 
 fn score(a: ScoreArgs) -> Result<()> {
-    let mode = if a.lenient { ScoreMode::Lenient } else { ScoreMode::Strict };
+    let mode = if a.lenient {
+        ScoreMode::Lenient
+    } else {
+        ScoreMode::Strict
+    };
     let (name, input): (String, Box<dyn BufRead>) = match a.file.as_deref() {
         None => ("<stdin>".into(), Box::new(io::stdin().lock())),
         Some(p) if p.as_os_str() == "-" => ("<stdin>".into(), Box::new(io::stdin().lock())),

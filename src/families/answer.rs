@@ -105,10 +105,7 @@ mod tests {
             extract_answer("<answer>1</answer> <answer>3").as_deref(),
             Some("1")
         );
-        assert_eq!(
-            extract_answer("<ANSWER>x</Answer>").as_deref(),
-            Some("x")
-        );
+        assert_eq!(extract_answer("<ANSWER>x</Answer>").as_deref(), Some("x"));
         assert_eq!(extract_answer("no tags"), None);
         assert_eq!(extract_answer("</answer><answer>"), None);
         assert_eq!(extract_answer("é<answer>ü</answer>é").as_deref(), Some("ü"));

@@ -140,7 +140,20 @@ mod tests {
         assert_eq!(int("+42"), Some(42));
         assert_eq!(int("-1,000"), Some(-1000));
         assert_eq!(int("12,345,678"), Some(12_345_678));
-        for bad in ["", "-", "1,00", "1,0000", ",100", "4 2", "42.", "42 apples", "0x10", "1e3", "--1", "1234,567"] {
+        for bad in [
+            "",
+            "-",
+            "1,00",
+            "1,0000",
+            ",100",
+            "4 2",
+            "42.",
+            "42 apples",
+            "0x10",
+            "1e3",
+            "--1",
+            "1234,567",
+        ] {
             assert_eq!(int(bad), None, "{bad:?}");
         }
         assert_eq!(int("999999999999999999999999999999999999999999"), None);
@@ -160,7 +173,10 @@ mod tests {
     #[test]
     fn grids() {
         assert_eq!(int_grid("1 2\n3 4\n"), Some(vec![vec![1, 2], vec![3, 4]]));
-        assert_eq!(int_grid("[[1, 2], [3, 4]]"), Some(vec![vec![1, 2], vec![3, 4]]));
+        assert_eq!(
+            int_grid("[[1, 2], [3, 4]]"),
+            Some(vec![vec![1, 2], vec![3, 4]])
+        );
         assert_eq!(int_grid("1 2\nx 4"), None);
     }
 }

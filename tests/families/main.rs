@@ -59,13 +59,35 @@ fn registry_meets_the_contract() {
     let names: std::collections::BTreeSet<_> = reg.iter().map(|f| f.name()).collect();
     assert_eq!(names.len(), reg.len(), "duplicate family names");
     for required in [
-        "count_primes", "largest_island", "basic_arithmetic", "chain_sum", "gcd", "lcm",
-        "prime_factorization", "base_conversion", "fraction_simplification",
-        "letter_counting", "word_sorting", "spell_backward", "number_sorting",
-        "caesar_cipher", "rotate_matrix", "spiral_matrix", "binary_matrix", "game_of_life",
-        "maze", "shortest_path", "n_queens", "mini_sudoku", "tower_of_hanoi",
-        "family_relationships", "syllogism", "propositional_logic", "graph_color",
-        "course_schedule", "number_sequence",
+        "count_primes",
+        "largest_island",
+        "basic_arithmetic",
+        "chain_sum",
+        "gcd",
+        "lcm",
+        "prime_factorization",
+        "base_conversion",
+        "fraction_simplification",
+        "letter_counting",
+        "word_sorting",
+        "spell_backward",
+        "number_sorting",
+        "caesar_cipher",
+        "rotate_matrix",
+        "spiral_matrix",
+        "binary_matrix",
+        "game_of_life",
+        "maze",
+        "shortest_path",
+        "n_queens",
+        "mini_sudoku",
+        "tower_of_hanoi",
+        "family_relationships",
+        "syllogism",
+        "propositional_logic",
+        "graph_color",
+        "course_schedule",
+        "number_sequence",
     ] {
         assert!(names.contains(required), "missing family {required}");
     }
@@ -84,9 +106,22 @@ fn questions_state_the_answer_convention() {
     for f in families::registry() {
         for level in Level::all() {
             let inst = families::generate(*f, level, 1, 0);
-            assert!(inst.question.contains("<answer>"), "{}: {}", f.name(), inst.question);
-            assert!(!inst.answer.trim().is_empty(), "{} has an empty gold answer", f.name());
-            assert!(inst.metadata.is_object(), "{} metadata is not an object", f.name());
+            assert!(
+                inst.question.contains("<answer>"),
+                "{}: {}",
+                f.name(),
+                inst.question
+            );
+            assert!(
+                !inst.answer.trim().is_empty(),
+                "{} has an empty gold answer",
+                f.name()
+            );
+            assert!(
+                inst.metadata.is_object(),
+                "{} metadata is not an object",
+                f.name()
+            );
         }
     }
 }
@@ -181,8 +216,15 @@ fn generation_is_deterministic_and_seeds_do_not_overlap() {
             assert_eq!(a, b, "{} is not deterministic", f.name());
             // reasoning-gym's overlap: item i+1 of seed s == item i of seed s+1.
             let shifted = families::generate_many(*f, level, 12, 20).unwrap();
-            let same = (0..19).filter(|&i| a[i + 1].question == shifted[i].question).count();
-            assert!(same <= 3, "{} L{}: {same} of 19 shifted items coincide", f.name(), level.get());
+            let same = (0..19)
+                .filter(|&i| a[i + 1].question == shifted[i].question)
+                .count();
+            assert!(
+                same <= 3,
+                "{} L{}: {same} of 19 shifted items coincide",
+                f.name(),
+                level.get()
+            );
         }
     }
 }
@@ -193,7 +235,10 @@ fn instance_keys_differ_for_shifted_coordinates() {
     let k = |s, i| families::instance_key("gcd", 1, l, s, i);
     assert_ne!(k(5, 1), k(6, 0));
     assert_ne!(k(0, 1), k(1, 0));
-    assert_ne!(families::instance_key("ab", 1, l, 0, 0), families::instance_key("a", 1, l, 0, 0));
+    assert_ne!(
+        families::instance_key("ab", 1, l, 0, 0),
+        families::instance_key("a", 1, l, 0, 0)
+    );
 }
 
 /// Golden hashes of the first instances of every family at every level. Regenerate
@@ -231,12 +276,17 @@ fn golden_hashes() {
         };
         if w != got {
             if w["version"] == got["version"] {
-                panic!("{name}: generated instances changed but its version did not: bump `version()` and re-bless");
+                panic!(
+                    "{name}: generated instances changed but its version did not: bump `version()` and re-bless"
+                );
             }
             panic!("{name}: version bumped; re-bless the golden hashes (HRL_BLESS=1)");
         }
     }
     for name in want.keys() {
-        assert!(now.contains_key(name), "golden hashes list unknown family {name}");
+        assert!(
+            now.contains_key(name),
+            "golden hashes list unknown family {name}"
+        );
     }
 }
