@@ -7,3 +7,4 @@
 //! for the code map and the invariants each module keeps.
 
 pub mod families;
+pub mod throughput;

@@ -11,7 +11,9 @@ use harness_rl::families::{self, Instance, Level};
 use crate::Resolver;
 
 fn u(inst: &Instance, key: &str) -> u64 {
-    inst.metadata[key].as_u64().unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
+    inst.metadata[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
 }
 
 fn nums(inst: &Instance) -> Vec<u64> {
@@ -26,7 +28,10 @@ fn nums(inst: &Instance) -> Vec<u64> {
 /// Trial division, one number at a time (the generator sieves).
 fn count_primes(inst: &Instance) -> String {
     let is_prime = |n: u64| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0);
-    (u(inst, "start")..=u(inst, "end")).filter(|&n| is_prime(n)).count().to_string()
+    (u(inst, "start")..=u(inst, "end"))
+        .filter(|&n| is_prime(n))
+        .count()
+        .to_string()
 }
 
 /// Recursive-descent evaluation of `expr := term (('+'|'-') term)*`,
@@ -82,12 +87,18 @@ impl Parser<'_> {
         while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
             self.i += 1;
         }
-        std::str::from_utf8(&self.s[start..self.i]).unwrap().parse().expect("a number")
+        std::str::from_utf8(&self.s[start..self.i])
+            .unwrap()
+            .parse()
+            .expect("a number")
     }
 }
 
 fn eval_text(text: &str) -> i128 {
-    let mut p = Parser { s: text.as_bytes(), i: 0 };
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+    };
     let v = p.expr();
     assert_eq!(p.peek(), None, "trailing text in {text:?}");
     v
@@ -154,7 +165,10 @@ fn lcm(inst: &Instance) -> String {
             *b = (*b).max(e);
         }
     }
-    best.iter().map(|(&p, &e)| (p as u128).pow(e)).product::<u128>().to_string()
+    best.iter()
+        .map(|(&p, &e)| (p as u128).pow(e))
+        .product::<u128>()
+        .to_string()
 }
 
 /// Trial division by every integer; answers in power notation, largest prime first, to
@@ -163,7 +177,13 @@ fn prime_factorization(inst: &Instance) -> String {
     let f = factor(u(inst, "n"));
     f.iter()
         .rev()
-        .map(|&(p, e)| if e == 1 { p.to_string() } else { format!("{p}^{e}") })
+        .map(|&(p, e)| {
+            if e == 1 {
+                p.to_string()
+            } else {
+                format!("{p}^{e}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(" * ")
 }
@@ -242,25 +262,68 @@ fn power_function(inst: &Instance) -> String {
 
 pub fn resolvers() -> Vec<Resolver> {
     vec![
-        Resolver { family: "count_primes", unique: true, solve: count_primes },
-        Resolver { family: "basic_arithmetic", unique: true, solve: basic_arithmetic },
-        Resolver { family: "chain_sum", unique: true, solve: chain_sum },
-        Resolver { family: "gcd", unique: true, solve: gcd },
-        Resolver { family: "lcm", unique: true, solve: lcm },
-        Resolver { family: "prime_factorization", unique: true, solve: prime_factorization },
-        Resolver { family: "base_conversion", unique: true, solve: base_conversion },
-        Resolver { family: "fraction_simplification", unique: true, solve: fraction_simplification },
-        Resolver { family: "power_function", unique: true, solve: power_function },
+        Resolver {
+            family: "count_primes",
+            unique: true,
+            solve: count_primes,
+        },
+        Resolver {
+            family: "basic_arithmetic",
+            unique: true,
+            solve: basic_arithmetic,
+        },
+        Resolver {
+            family: "chain_sum",
+            unique: true,
+            solve: chain_sum,
+        },
+        Resolver {
+            family: "gcd",
+            unique: true,
+            solve: gcd,
+        },
+        Resolver {
+            family: "lcm",
+            unique: true,
+            solve: lcm,
+        },
+        Resolver {
+            family: "prime_factorization",
+            unique: true,
+            solve: prime_factorization,
+        },
+        Resolver {
+            family: "base_conversion",
+            unique: true,
+            solve: base_conversion,
+        },
+        Resolver {
+            family: "fraction_simplification",
+            unique: true,
+            solve: fraction_simplification,
+        },
+        Resolver {
+            family: "power_function",
+            unique: true,
+            solve: power_function,
+        },
     ]
 }
 
 fn inst(family: &str, level: u8, index: u64) -> (&'static dyn families::Family, Instance) {
     let f = families::get(family).unwrap();
-    (f, families::generate(f, Level::new(level).unwrap(), 3, index))
+    (
+        f,
+        families::generate(f, Level::new(level).unwrap(), 3, index),
+    )
 }
 
 /// Find an instance whose metadata satisfies `pred`.
-fn find(family: &str, level: u8, pred: impl Fn(&Instance) -> bool) -> (&'static dyn families::Family, Instance) {
+fn find(
+    family: &str,
+    level: u8,
+    pred: impl Fn(&Instance) -> bool,
+) -> (&'static dyn families::Family, Instance) {
     (0..2000)
         .map(|i| inst(family, level, i))
         .find(|(_, x)| pred(x))
@@ -269,13 +332,24 @@ fn find(family: &str, level: u8, pred: impl Fn(&Instance) -> bool) -> (&'static 
 
 #[test]
 fn prime_factorization_accepts_every_notation_and_order() {
-    let (f, x) = find("prime_factorization", 3, |x| factor(u(x, "n")).iter().any(|&(_, e)| e >= 2) && factor(u(x, "n")).len() >= 2);
+    let (f, x) = find("prime_factorization", 3, |x| {
+        factor(u(x, "n")).iter().any(|&(_, e)| e >= 2) && factor(u(x, "n")).len() >= 2
+    });
     let fs = factor(u(&x, "n"));
-    let expanded: Vec<String> = fs.iter().flat_map(|&(p, e)| std::iter::repeat_n(p.to_string(), e as usize)).collect();
+    let expanded: Vec<String> = fs
+        .iter()
+        .flat_map(|&(p, e)| std::iter::repeat_n(p.to_string(), e as usize))
+        .collect();
     let powers: Vec<String> = fs.iter().map(|&(p, e)| format!("{p}^{e}")).collect();
     let mut rev = expanded.clone();
     rev.reverse();
-    for a in [expanded.join(" × "), expanded.join("*"), rev.join(" x "), powers.join(" · "), powers.join(" X ")] {
+    for a in [
+        expanded.join(" × "),
+        expanded.join("*"),
+        rev.join(" x "),
+        powers.join(" · "),
+        powers.join(" X "),
+    ] {
         assert_eq!(f.verify(&x, &a), 1.0, "{a} for {}", x.answer);
     }
     // A composite factor, a missing factor, `1 ×`, commas and bare spaces all fail.
@@ -283,17 +357,31 @@ fn prime_factorization_accepts_every_notation_and_order() {
     let mut merged = expanded.clone();
     let first = merged.remove(0).parse::<u64>().unwrap() * merged.remove(0).parse::<u64>().unwrap();
     merged.insert(0, first.to_string());
-    for a in [merged.join(" × "), expanded[1..].join(" × "), format!("1 × {}", expanded.join(" × ")), expanded.join(", "), expanded.join(" "), format!("{} × {p0}", expanded.join(" × "))] {
+    for a in [
+        merged.join(" × "),
+        expanded[1..].join(" × "),
+        format!("1 × {}", expanded.join(" × ")),
+        expanded.join(", "),
+        expanded.join(" "),
+        format!("{} × {p0}", expanded.join(" × ")),
+    ] {
         assert_eq!(f.verify(&x, &a), 0.0, "{a} for {}", x.answer);
     }
 }
 
 #[test]
 fn base_conversion_ignores_case_and_leading_zeros_only() {
-    let (f, x) = find("base_conversion", 4, |x| u(x, "to_base") == 16 && x.answer.bytes().any(|b| b.is_ascii_alphabetic()));
+    let (f, x) = find("base_conversion", 4, |x| {
+        u(x, "to_base") == 16 && x.answer.bytes().any(|b| b.is_ascii_alphabetic())
+    });
     assert_eq!(f.verify(&x, &x.answer.to_uppercase()), 1.0);
     assert_eq!(f.verify(&x, &format!("00{}", x.answer)), 1.0);
-    for bad in [format!("0x{}", x.answer), format!("{}h", x.answer), format!("-{}", x.answer), x.answer[1..].to_string()] {
+    for bad in [
+        format!("0x{}", x.answer),
+        format!("{}h", x.answer),
+        format!("-{}", x.answer),
+        x.answer[1..].to_string(),
+    ] {
         assert_eq!(f.verify(&x, &bad), 0.0, "{bad}");
     }
     // A digit outside the target base fails even if it would read fine in base 36.
@@ -308,13 +396,22 @@ fn fraction_simplification_rejects_unreduced_equal_fractions() {
     let (p, q): (u64, u64) = (p.parse().unwrap(), q.parse().unwrap());
     assert_eq!(f.verify(&x, &format!(" {p} / {q} ")), 1.0);
     assert_eq!(f.verify(&x, &format!("{}/{}", 2 * p, 2 * q)), 0.0);
-    assert_eq!(f.verify(&x, &format!("{}/{}", u(&x, "numerator"), u(&x, "denominator"))), 0.0);
+    assert_eq!(
+        f.verify(
+            &x,
+            &format!("{}/{}", u(&x, "numerator"), u(&x, "denominator"))
+        ),
+        0.0
+    );
     assert_eq!(f.verify(&x, &format!("{q}/{p}")), 0.0);
     assert_eq!(f.verify(&x, &format!("{p}/{q}/1")), 0.0);
     // The shown fraction is never already reduced.
     for i in 0..200 {
         let (_, x) = inst("fraction_simplification", 1 + (i % 5) as u8, i);
-        assert_ne!(x.answer, format!("{}/{}", u(&x, "numerator"), u(&x, "denominator")));
+        assert_ne!(
+            x.answer,
+            format!("{}/{}", u(&x, "numerator"), u(&x, "denominator"))
+        );
     }
 }
 
@@ -331,16 +428,38 @@ fn arithmetic_questions_match_metadata_and_stay_in_range() {
             assert!(x.answer.parse::<u64>().unwrap() < m);
         }
         let (_, x) = inst("basic_arithmetic", level, i);
-        let lits = x.metadata["rpn"].as_array().unwrap().iter().filter(|t| t.as_str().unwrap().parse::<u64>().is_ok()).count() as u64;
+        let lits = x.metadata["rpn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t.as_str().unwrap().parse::<u64>().is_ok())
+            .count() as u64;
         let p = &x.metadata["params"];
-        assert!(lits >= p["literals_min"].as_u64().unwrap() && lits <= p["literals_max"].as_u64().unwrap());
+        assert!(
+            lits >= p["literals_min"].as_u64().unwrap()
+                && lits <= p["literals_max"].as_u64().unwrap()
+        );
         if level <= 3 {
             assert!(!x.metadata["expression"].as_str().unwrap().contains('/'));
         }
     }
     // Division does appear at level 5, and parentheses somewhere.
-    let with_div = (0..200).filter(|&i| inst("basic_arithmetic", 5, i).1.metadata["expression"].as_str().unwrap().contains('/')).count();
+    let with_div = (0..200)
+        .filter(|&i| {
+            inst("basic_arithmetic", 5, i).1.metadata["expression"]
+                .as_str()
+                .unwrap()
+                .contains('/')
+        })
+        .count();
     assert!(with_div > 10, "{with_div}");
-    let with_paren = (0..200).filter(|&i| inst("basic_arithmetic", 3, i).1.metadata["expression"].as_str().unwrap().contains('(')).count();
+    let with_paren = (0..200)
+        .filter(|&i| {
+            inst("basic_arithmetic", 3, i).1.metadata["expression"]
+                .as_str()
+                .unwrap()
+                .contains('(')
+        })
+        .count();
     assert!(with_paren > 10, "{with_paren}");
 }

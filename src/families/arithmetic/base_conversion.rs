@@ -133,7 +133,10 @@ impl Family for BaseConversion {
         if !(2..=36).contains(&to) {
             return 0.0;
         }
-        match (from_base(answer, to as u32), from_base(&instance.answer, to as u32)) {
+        match (
+            from_base(answer, to as u32),
+            from_base(&instance.answer, to as u32),
+        ) {
             (Some(a), Some(g)) if a == g => 1.0,
             _ => 0.0,
         }

@@ -32,11 +32,36 @@ struct Params {
 }
 
 const PARAMS: [Params; 5] = [
-    Params { leaves: (2, 3), max_lit: 9, mul: false, div: false },
-    Params { leaves: (3, 4), max_lit: 20, mul: true, div: false },
-    Params { leaves: (4, 5), max_lit: 50, mul: true, div: false },
-    Params { leaves: (5, 6), max_lit: 100, mul: true, div: true },
-    Params { leaves: (7, 9), max_lit: 999, mul: true, div: true },
+    Params {
+        leaves: (2, 3),
+        max_lit: 9,
+        mul: false,
+        div: false,
+    },
+    Params {
+        leaves: (3, 4),
+        max_lit: 20,
+        mul: true,
+        div: false,
+    },
+    Params {
+        leaves: (4, 5),
+        max_lit: 50,
+        mul: true,
+        div: false,
+    },
+    Params {
+        leaves: (5, 6),
+        max_lit: 100,
+        mul: true,
+        div: true,
+    },
+    Params {
+        leaves: (7, 9),
+        max_lit: 999,
+        mul: true,
+        div: true,
+    },
 ];
 
 const LIMIT: i64 = 1_000_000_000_000;
@@ -174,7 +199,9 @@ impl Family for BasicArithmetic {
     }
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
         let p = &PARAMS[level.idx()];
-        let mut tree = Tree { nodes: Vec::with_capacity(24) };
+        let mut tree = Tree {
+            nodes: Vec::with_capacity(24),
+        };
         let (root, value) = loop {
             tree.nodes.clear();
             let n = rng.random_range(p.leaves.0..=p.leaves.1);

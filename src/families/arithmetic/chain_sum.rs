@@ -18,8 +18,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct ChainSum;
 
 /// (min terms, max terms, max term) per level.
-const PARAMS: [(usize, usize, i64); 5] =
-    [(2, 3, 9), (3, 4, 99), (4, 6, 999), (6, 8, 9_999), (8, 12, 99_999)];
+const PARAMS: [(usize, usize, i64); 5] = [
+    (2, 3, 9),
+    (3, 4, 99),
+    (4, 6, 999),
+    (6, 8, 9_999),
+    (8, 12, 99_999),
+];
 
 impl Family for ChainSum {
     fn name(&self) -> &'static str {

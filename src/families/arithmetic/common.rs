@@ -93,21 +93,6 @@ pub fn md_u64(meta: &Value, key: &str) -> Option<u64> {
     meta.get(key)?.as_u64()
 }
 
-/// Read an `i64` field of an object.
-pub fn md_i64(meta: &Value, key: &str) -> Option<i64> {
-    meta.get(key)?.as_i64()
-}
-
-/// Read an array of `u64` from an object field.
-pub fn md_u64_list(meta: &Value, key: &str) -> Option<Vec<u64>> {
-    meta.get(key)?.as_array()?.iter().map(Value::as_u64).collect()
-}
-
-/// Read a string field of an object.
-pub fn md_str<'a>(meta: &'a Value, key: &str) -> Option<&'a str> {
-    meta.get(key)?.as_str()
-}
-
 /// Whether all items differ (small slices: quadratic scan, no allocation).
 pub fn distinct(v: &[u64]) -> bool {
     v.iter().enumerate().all(|(i, x)| !v[..i].contains(x))

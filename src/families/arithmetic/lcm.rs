@@ -16,8 +16,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct Lcm;
 
 /// (min count, max count, largest number) per level.
-const PARAMS: [(usize, usize, u64); 5] =
-    [(2, 2, 12), (2, 2, 40), (3, 3, 60), (3, 4, 200), (4, 5, 1000)];
+const PARAMS: [(usize, usize, u64); 5] = [
+    (2, 2, 12),
+    (2, 2, 40),
+    (3, 3, 60),
+    (3, 4, 200),
+    (4, 5, 1000),
+];
 
 impl Family for Lcm {
     fn name(&self) -> &'static str {

@@ -34,16 +34,40 @@ struct Modular {
 }
 
 const EXACT: [Exact; 5] = [
-    Exact { base: (2, 9), signed: false, exp: (2, 3) },
-    Exact { base: (2, 15), signed: false, exp: (2, 5) },
-    Exact { base: (2, 20), signed: true, exp: (2, 8) },
-    Exact { base: (2, 50), signed: false, exp: (8, 20) },
-    Exact { base: (2, 999), signed: true, exp: (8, 12) },
+    Exact {
+        base: (2, 9),
+        signed: false,
+        exp: (2, 3),
+    },
+    Exact {
+        base: (2, 15),
+        signed: false,
+        exp: (2, 5),
+    },
+    Exact {
+        base: (2, 20),
+        signed: true,
+        exp: (2, 8),
+    },
+    Exact {
+        base: (2, 50),
+        signed: false,
+        exp: (8, 20),
+    },
+    Exact {
+        base: (2, 999),
+        signed: true,
+        exp: (8, 12),
+    },
 ];
 
 /// Modular variants for levels 4 and 5 (indices 0 and 1).
 const MODULAR: [Modular; 2] = [
-    Modular { base: (2, 1_000), exp: (10, 10_000), modulus: (2, 1_000) },
+    Modular {
+        base: (2, 1_000),
+        exp: (10, 10_000),
+        modulus: (2, 1_000),
+    },
     Modular {
         base: (2, 1_000_000_000),
         exp: (1_000, 1_000_000_000_000),
@@ -88,38 +112,44 @@ impl Family for PowerFunction {
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
         let i = level.idx();
         let modular = i >= 3 && rng.random_bool(0.5);
-        let (base, exp, modulus, value, shown): (i64, u64, Option<u64>, i128, String) =
-            if modular {
-                let m = &MODULAR[i - 3];
-                let b = rng.random_range(m.base.0..=m.base.1);
-                let e = rng.random_range(m.exp.0..=m.exp.1);
-                let md = rng.random_range(m.modulus.0..=m.modulus.1);
-                let v = pow_mod(b, e, md);
-                let shown = format!(
-                    "Compute {b}^{e} mod {md}, that is, the remainder (between 0 and {}) when \
+        let (base, exp, modulus, value, shown): (i64, u64, Option<u64>, i128, String) = if modular {
+            let m = &MODULAR[i - 3];
+            let b = rng.random_range(m.base.0..=m.base.1);
+            let e = rng.random_range(m.exp.0..=m.exp.1);
+            let md = rng.random_range(m.modulus.0..=m.modulus.1);
+            let v = pow_mod(b, e, md);
+            let shown = format!(
+                "Compute {b}^{e} mod {md}, that is, the remainder (between 0 and {}) when \
                      {b} raised to the power {e} is divided by {md}.",
-                    md - 1
-                );
-                (b as i64, e, Some(md), v as i128, shown)
+                md - 1
+            );
+            (b as i64, e, Some(md), v as i128, shown)
+        } else {
+            let x = &EXACT[i];
+            let mut b = rng.random_range(x.base.0..=x.base.1);
+            if x.signed && rng.random_bool(0.5) {
+                b = -b;
+            }
+            let e = rng.random_range(x.exp.0..=x.exp.1);
+            // Bounded by 999^12 < 10^36 < i128::MAX.
+            let v = (b as i128).pow(e);
+            let shown_base = if b < 0 {
+                format!("({b})")
             } else {
-                let x = &EXACT[i];
-                let mut b = rng.random_range(x.base.0..=x.base.1);
-                if x.signed && rng.random_bool(0.5) {
-                    b = -b;
-                }
-                let e = rng.random_range(x.exp.0..=x.exp.1);
-                // Bounded by 999^12 < 10^36 < i128::MAX.
-                let v = (b as i128).pow(e);
-                let shown_base = if b < 0 { format!("({b})") } else { b.to_string() };
-                let shown = format!(
-                    "Compute {shown_base}^{e} exactly, that is, {shown_base} raised to the \
-                     power {e}, written out in full as an integer."
-                );
-                (b, e as u64, None, v, shown)
+                b.to_string()
             };
+            let shown = format!(
+                "Compute {shown_base}^{e} exactly, that is, {shown_base} raised to the \
+                     power {e}, written out in full as an integer."
+            );
+            (b, e as u64, None, v, shown)
+        };
         let example = if value == 1024 { "243" } else { "1024" };
         Generated {
-            question: format!("{shown}\n{}", answer_instruction("as a single integer", example)),
+            question: format!(
+                "{shown}\n{}",
+                answer_instruction("as a single integer", example)
+            ),
             answer: value.to_string(),
             metadata: json!({
                 "params": self.level_params(level),

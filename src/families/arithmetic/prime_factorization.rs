@@ -50,7 +50,8 @@ fn product_of_prime_factors(answer: &str) -> Option<u64> {
             Some((b, e)) => (b.trim(), e.trim()),
             None => (piece, "1"),
         };
-        let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(base) || !digits(exp) {
             return None;
         }
@@ -94,8 +95,9 @@ impl Family for PrimeFactorization {
             _ => {
                 // The first 25 primes are those below 100.
                 let k = rng.random_range(2..=4);
-                let mut f: Vec<u64> =
-                    (0..k).map(|_| small_primes()[rng.random_range(0..25)]).collect();
+                let mut f: Vec<u64> = (0..k)
+                    .map(|_| small_primes()[rng.random_range(0..25)])
+                    .collect();
                 let large = loop {
                     let c = rng.random_range(1_000..=1_000_000u64) | 1;
                     if is_prime(c) {
@@ -108,8 +110,16 @@ impl Family for PrimeFactorization {
             }
         };
         let n: u64 = factors.iter().product();
-        let answer = factors.iter().map(u64::to_string).collect::<Vec<_>>().join(" × ");
-        let example = if n == 42 { "2 × 2 × 5" } else { "2 × 3 × 7" };
+        let answer = factors
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(" × ");
+        let example = if n == 42 {
+            "2 × 2 × 5"
+        } else {
+            "2 × 3 × 7"
+        };
         Generated {
             question: format!(
                 "Find the prime factorization of {n}. Write it as a product of prime numbers \
@@ -122,7 +132,10 @@ impl Family for PrimeFactorization {
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        match (md_u64(&instance.metadata, "n"), product_of_prime_factors(answer)) {
+        match (
+            md_u64(&instance.metadata, "n"),
+            product_of_prime_factors(answer),
+        ) {
             (Some(n), Some(p)) if n == p => 1.0,
             _ => 0.0,
         }
@@ -138,7 +151,17 @@ mod tests {
         for a in ["2 × 2 × 3", "3*2*2", "2^2 x 3", "2^2·3", " 3 X 2 ^ 2 "] {
             assert_eq!(product_of_prime_factors(a), Some(12), "{a}");
         }
-        for a in ["", "2, 2, 3", "4 × 3", "1 × 12", "2 2 3", "2 × × 3", "2^0 × 12", "2**2*3", "12"] {
+        for a in [
+            "",
+            "2, 2, 3",
+            "4 × 3",
+            "1 × 12",
+            "2 2 3",
+            "2 × × 3",
+            "2^0 × 12",
+            "2**2*3",
+            "12",
+        ] {
             assert_ne!(product_of_prime_factors(a), Some(12), "{a}");
         }
         assert_eq!(product_of_prime_factors("2^64"), None);

@@ -44,8 +44,15 @@ fn normalise(s: &str) -> String {
 }
 
 fn fill(template: &str, name: &str, value: &str) -> String {
-    let article = if value.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
-    template.replace("{N}", name).replace("{V}", value).replace("{a}", article)
+    let article = if value.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    template
+        .replace("{N}", name)
+        .replace("{V}", value)
+        .replace("{a}", article)
 }
 
 impl Family for NeedleHaystack {
@@ -73,7 +80,10 @@ impl Family for NeedleHaystack {
         let mut facts: Vec<(usize, usize, String)> = Vec::with_capacity(n_facts);
         while facts.len() < n_facts {
             let (ni, ai) = if facts.is_empty() || level.idx() < 2 || !rng.random_bool(0.25) {
-                (rng.random_range(0..NAMES.len()), rng.random_range(0..n_attr))
+                (
+                    rng.random_range(0..NAMES.len()),
+                    rng.random_range(0..n_attr),
+                )
             } else {
                 // Deliberate near-distractors: the needle's person or attribute.
                 let (nn, na, _) = facts[0];
@@ -144,7 +154,11 @@ impl Family for NeedleHaystack {
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let a = normalise(answer);
-        if !a.is_empty() && a == normalise(&instance.answer) { 1.0 } else { 0.0 }
+        if !a.is_empty() && a == normalise(&instance.answer) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 
@@ -159,7 +173,11 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), NAMES.len(), "duplicate names");
         for a in ATTRIBUTES {
-            assert!(a.statement.contains("{N}") && a.statement.contains("{V}"), "{}", a.key);
+            assert!(
+                a.statement.contains("{N}") && a.statement.contains("{V}"),
+                "{}",
+                a.key
+            );
             assert!(a.question.contains("{N}"), "{}", a.key);
             if let Values::Words(w) = a.values {
                 let mut v = w.to_vec();

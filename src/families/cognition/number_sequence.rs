@@ -83,16 +83,40 @@ fn degree(p: &CharPoly) -> usize {
 
 #[derive(Clone, Debug)]
 enum Rule {
-    Arith { a: i64, d: i64 },
-    Geom { a: i64, r: i64 },
+    Arith {
+        a: i64,
+        d: i64,
+    },
+    Geom {
+        a: i64,
+        r: i64,
+    },
     /// `c[0] + c[1]·n + c[2]·n² (+ c[3]·n³)`
-    Poly { c: Vec<i64> },
-    Affine { x0: i64, r: i64, d: i64 },
+    Poly {
+        c: Vec<i64>,
+    },
+    Affine {
+        x0: i64,
+        r: i64,
+        d: i64,
+    },
     /// `x_{n+2} = p·x_{n+1} + q·x_n`
-    Lin2 { x0: i64, x1: i64, p: i64, q: i64 },
-    Trib { x: [i64; 3] },
+    Lin2 {
+        x0: i64,
+        x1: i64,
+        p: i64,
+        q: i64,
+    },
+    Trib {
+        x: [i64; 3],
+    },
     /// Alternately apply `+a` then `op b` (`op` is `*` or `-`).
-    Alt { x0: i64, a: i64, op: u8, b: i64 },
+    Alt {
+        x0: i64,
+        a: i64,
+        op: u8,
+        b: i64,
+    },
     Sum(Box<Rule>, Box<Rule>),
     Interleave(Box<Rule>, Box<Rule>),
 }
@@ -243,11 +267,17 @@ fn nonzero(rng: &mut ChaCha20Rng, lo: i64, hi: i64) -> i64 {
 }
 
 fn arith(rng: &mut ChaCha20Rng, amax: i64, dmax: i64) -> Rule {
-    Rule::Arith { a: rng.random_range(-amax / 4..=amax), d: nonzero(rng, -dmax, dmax) }
+    Rule::Arith {
+        a: rng.random_range(-amax / 4..=amax),
+        d: nonzero(rng, -dmax, dmax),
+    }
 }
 
 fn geom(rng: &mut ChaCha20Rng, rs: &[i64]) -> Rule {
-    Rule::Geom { a: nonzero(rng, -3, 6), r: rs[rng.random_range(0..rs.len())] }
+    Rule::Geom {
+        a: nonzero(rng, -3, 6),
+        r: rs[rng.random_range(0..rs.len())],
+    }
 }
 
 fn poly(rng: &mut ChaCha20Rng, deg: usize, cmax: i64) -> Rule {
@@ -258,15 +288,30 @@ fn poly(rng: &mut ChaCha20Rng, deg: usize, cmax: i64) -> Rule {
 
 fn lin2(rng: &mut ChaCha20Rng, pqs: &[(i64, i64)]) -> Rule {
     let (p, q) = pqs[rng.random_range(0..pqs.len())];
-    Rule::Lin2 { x0: rng.random_range(0..=6), x1: rng.random_range(1..=8), p, q }
+    Rule::Lin2 {
+        x0: rng.random_range(0..=6),
+        x1: rng.random_range(1..=8),
+        p,
+        q,
+    }
 }
 
 fn alt(rng: &mut ChaCha20Rng, allow_minus: bool) -> Rule {
     let minus = allow_minus && rng.random_bool(0.5);
     if minus {
-        Rule::Alt { x0: rng.random_range(0..=30), a: rng.random_range(2..=15), op: b'-', b: rng.random_range(1..=12) }
+        Rule::Alt {
+            x0: rng.random_range(0..=30),
+            a: rng.random_range(2..=15),
+            op: b'-',
+            b: rng.random_range(1..=12),
+        }
     } else {
-        Rule::Alt { x0: rng.random_range(1..=9), a: rng.random_range(1..=6), op: b'*', b: rng.random_range(2..=3) }
+        Rule::Alt {
+            x0: rng.random_range(1..=9),
+            a: rng.random_range(1..=6),
+            op: b'*',
+            b: rng.random_range(2..=3),
+        }
     }
 }
 
@@ -274,8 +319,14 @@ fn draw(rng: &mut ChaCha20Rng, level: usize) -> Rule {
     let b = Box::new;
     match level {
         0 => match rng.random_range(0..2) {
-            0 => Rule::Arith { a: rng.random_range(0..=20), d: nonzero(rng, -5, 9) },
-            _ => Rule::Geom { a: rng.random_range(1..=5), r: rng.random_range(2..=3) },
+            0 => Rule::Arith {
+                a: rng.random_range(0..=20),
+                d: nonzero(rng, -5, 9),
+            },
+            _ => Rule::Geom {
+                a: rng.random_range(1..=5),
+                r: rng.random_range(2..=3),
+            },
         },
         1 => match rng.random_range(0..4) {
             0 => arith(rng, 50, 20),
@@ -297,7 +348,13 @@ fn draw(rng: &mut ChaCha20Rng, level: usize) -> Rule {
         3 => match rng.random_range(0..6) {
             0 => poly(rng, 3, 6),
             1 => Rule::Sum(b(poly(rng, 2, 6)), b(geom(rng, &[2, 3, -2]))),
-            2 => Rule::Trib { x: [rng.random_range(0..=2), rng.random_range(0..=3), rng.random_range(1..=4)] },
+            2 => Rule::Trib {
+                x: [
+                    rng.random_range(0..=2),
+                    rng.random_range(0..=3),
+                    rng.random_range(1..=4),
+                ],
+            },
             3 => alt(rng, true),
             4 => Rule::Interleave(b(arith(rng, 30, 9)), b(arith(rng, 30, 9))),
             _ => Rule::Sum(b(lin2(rng, &[(1, 1), (2, 1)])), b(arith(rng, 10, 5))),
@@ -332,9 +389,28 @@ impl Family for NumberSequence {
         let pieces: &[&str] = match level.idx() {
             0 => &["arithmetic", "geometric"],
             1 => &["arithmetic", "geometric", "quadratic", "fibonacci"],
-            2 => &["affine", "additive_recurrence", "quadratic", "alternating_ops", "arithmetic+geometric"],
-            3 => &["cubic", "quadratic+geometric", "tribonacci", "alternating_ops", "interleave(arithmetic,arithmetic)", "additive_recurrence+arithmetic"],
-            _ => &["cubic+geometric", "geometric+geometric+arithmetic", "interleave(arithmetic,geometric)", "interleave(quadratic,arithmetic)", "additive_recurrence+quadratic"],
+            2 => &[
+                "affine",
+                "additive_recurrence",
+                "quadratic",
+                "alternating_ops",
+                "arithmetic+geometric",
+            ],
+            3 => &[
+                "cubic",
+                "quadratic+geometric",
+                "tribonacci",
+                "alternating_ops",
+                "interleave(arithmetic,arithmetic)",
+                "additive_recurrence+arithmetic",
+            ],
+            _ => &[
+                "cubic+geometric",
+                "geometric+geometric+arithmetic",
+                "interleave(arithmetic,geometric)",
+                "interleave(quadratic,arithmetic)",
+                "additive_recurrence+quadratic",
+            ],
         };
         json!({"pieces": pieces, "min_terms_shown": MIN_SHOWN[level.idx()], "terms_shown": "max(min_terms_shown, 2 * order_bound)", "value_limit": LIMIT})
     }

@@ -32,11 +32,41 @@ struct Params {
 }
 
 const PARAMS: [Params; 5] = [
-    Params { w: 12, h: 6, rects: (1, 2), broken: (0, 0), max_side: 5 },
-    Params { w: 20, h: 8, rects: (2, 4), broken: (0, 0), max_side: 7 },
-    Params { w: 28, h: 12, rects: (3, 6), broken: (0, 1), max_side: 10 },
-    Params { w: 40, h: 16, rects: (5, 9), broken: (1, 2), max_side: 14 },
-    Params { w: 56, h: 24, rects: (8, 14), broken: (2, 3), max_side: 20 },
+    Params {
+        w: 12,
+        h: 6,
+        rects: (1, 2),
+        broken: (0, 0),
+        max_side: 5,
+    },
+    Params {
+        w: 20,
+        h: 8,
+        rects: (2, 4),
+        broken: (0, 0),
+        max_side: 7,
+    },
+    Params {
+        w: 28,
+        h: 12,
+        rects: (3, 6),
+        broken: (0, 1),
+        max_side: 10,
+    },
+    Params {
+        w: 40,
+        h: 16,
+        rects: (5, 9),
+        broken: (1, 2),
+        max_side: 14,
+    },
+    Params {
+        w: 56,
+        h: 24,
+        rects: (8, 14),
+        broken: (2, 3),
+        max_side: 20,
+    },
 ];
 
 const TRIES: usize = 300;
@@ -128,8 +158,14 @@ impl Family for RectangleCount {
         let (mut rects, mut broken) = (Vec::new(), Vec::new());
         for is_broken in kinds {
             // A broken outline needs a side with a non-corner cell.
-            let side = if is_broken { p.max_side.max(3) } else { p.max_side };
-            let Some([t, l, b, r]) = c.place(rng, side) else { continue };
+            let side = if is_broken {
+                p.max_side.max(3)
+            } else {
+                p.max_side
+            };
+            let Some([t, l, b, r]) = c.place(rng, side) else {
+                continue;
+            };
             if !is_broken {
                 rects.push([t, l, b, r]);
                 continue;
@@ -152,8 +188,11 @@ impl Family for RectangleCount {
             c.cells[y * c.w + x] = b'.';
             broken.push([t, l, b, r]);
         }
-        let grid: Vec<String> =
-            c.cells.chunks(c.w).map(|row| String::from_utf8_lossy(row).into_owned()).collect();
+        let grid: Vec<String> = c
+            .cells
+            .chunks(c.w)
+            .map(|row| String::from_utf8_lossy(row).into_owned())
+            .collect();
         let count = rects.len();
         let broken_note = if p.broken.1 > 0 {
             " A shape whose outline has a gap (a missing edge cell) is not a complete rectangle \
