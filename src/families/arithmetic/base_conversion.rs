@@ -12,13 +12,18 @@
 //! numeral or digits outside the base score 0.
 //! Metadata: `number` (the numeral shown), `from_base`, `to_base`.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct BaseConversion;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const MIN_VALUE: [u64; 5] = [2, 16, 256, 4_096, 1_000_000];
 const MAX_VALUE: [u64; 5] = [31, 255, 4_095, 1_000_000, 1_000_000_000_000];
@@ -118,12 +123,14 @@ impl Family for BaseConversion {
                 answer_instruction(&format!("as a base-{to} numeral"), example)
             ),
             answer,
-            metadata: json!({
-                "params": self.level_params(level),
-                "number": number,
-                "from_base": from,
-                "to_base": to,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("number", Value::from(number)),
+                    ("from_base", Value::from(from)),
+                    ("to_base", Value::from(to)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -16,13 +16,18 @@
 //! notation, literals and operators as strings).
 //! Verifier: one integer (`parse::int`: surrounding whitespace, `+`, `1,000` tolerated).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct BasicArithmetic;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     leaves: (usize, usize),
@@ -223,11 +228,13 @@ impl Family for BasicArithmetic {
                 answer_instruction("as a single integer", example)
             ),
             answer: value.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "expression": expr,
-                "rpn": rpn,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("expression", Value::from(expr)),
+                    ("rpn", Value::from(rpn)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

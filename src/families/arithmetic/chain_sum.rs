@@ -8,14 +8,18 @@
 //! Verifier: one integer (`parse::int`: surrounding whitespace, `+`, `1,000` tolerated).
 
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct ChainSum;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min terms, max terms, max term) per level.
 const PARAMS: [(usize, usize, i64); 5] = [
@@ -67,11 +71,13 @@ impl Family for ChainSum {
                 answer_instruction("as a single integer", example)
             ),
             answer: total.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "terms": terms,
-                "expression": expr,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("terms", Value::from(terms)),
+                    ("expression", Value::from(expr)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

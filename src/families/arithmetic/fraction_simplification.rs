@@ -11,14 +11,18 @@
 //! unreduced fraction such as `2/4` for `1/2` scores 0, as the question says.
 //! Metadata: `numerator`, `denominator` (the fraction shown).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::gcd;
+use super::common::{cached_params, gcd, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct FractionSimplification;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (reduced part max, multiplier max) per level.
 const PARAMS: [(u64, u64); 5] = [(10, 5), (20, 10), (100, 20), (1_000, 50), (10_000, 500)];
@@ -64,11 +68,13 @@ impl Family for FractionSimplification {
                 answer_instruction("as p/q", example)
             ),
             answer: format!("{a}/{b}"),
-            metadata: json!({
-                "params": self.level_params(level),
-                "numerator": num,
-                "denominator": den,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("numerator", Value::from(num)),
+                    ("denominator", Value::from(den)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -6,14 +6,18 @@
 //! The numbers are pairwise distinct. Gold: folded `a / gcd(a, b) * b`.
 //! Metadata: `numbers`. Verifier: one integer (`parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{distinct, gcd, join_and};
+use super::common::{cached_params, distinct, gcd, join_and, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct Lcm;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min count, max count, largest number) per level.
 const PARAMS: [(usize, usize, u64); 5] = [
@@ -60,7 +64,12 @@ impl Family for Lcm {
                 answer_instruction("as a single integer", example)
             ),
             answer: answer.to_string(),
-            metadata: json!({"params": self.level_params(level), "numbers": numbers}),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("numbers", Value::from(numbers)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

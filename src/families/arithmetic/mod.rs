@@ -3,7 +3,7 @@
 mod base_conversion;
 mod basic_arithmetic;
 mod chain_sum;
-mod common;
+pub(crate) mod common;
 mod count_primes;
 mod fraction_simplification;
 mod gcd;

@@ -12,14 +12,18 @@
 //! Metadata: `base`, `exponent`, `modulus` (`null` for exact powers).
 //! Verifier: one integer (`parse::int`: whitespace, `+`, `1,000` tolerated).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::pow_mod;
+use super::common::{cached_params, metadata, pow_mod};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct PowerFunction;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Exact {
     base: (i64, i64),
@@ -151,12 +155,14 @@ impl Family for PowerFunction {
                 answer_instruction("as a single integer", example)
             ),
             answer: value.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "base": base,
-                "exponent": exp,
-                "modulus": modulus,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("base", Value::from(base)),
+                    ("exponent", Value::from(exp)),
+                    ("modulus", Value::from(modulus)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

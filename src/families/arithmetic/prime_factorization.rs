@@ -11,14 +11,18 @@
 //! accepts exactly the correct factorisation in any order or power notation, and
 //! rejects everything else (commas, words, a composite factor, `1`, a wrong product).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{is_prime, md_u64, small_primes};
+use super::common::{cached_params, is_prime, md_u64, metadata, small_primes};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct PrimeFactorization;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const MAX_N: [u64; 4] = [60, 1_000, 20_000, 1_000_000];
 
@@ -128,7 +132,13 @@ impl Family for PrimeFactorization {
                 answer_instruction("as a product of primes", example)
             ),
             answer,
-            metadata: json!({"params": self.level_params(level), "n": n, "factors": factors}),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("n", Value::from(n)),
+                    ("factors", Value::from(factors)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -4,13 +4,18 @@
 //! 3: 1_024..=65_535 (≤ 16 bits) · 4: 2^16..=2^32-1 · 5: 2^32..=2^63-1.
 //! `n` is shown in decimal. Metadata: `n`. Verifier: one integer (`parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::families::arithmetic::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct CountBits;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// Inclusive range of n per level.
 const RANGE: [(u64, u64); 5] = [
@@ -50,7 +55,12 @@ impl Family for CountBits {
                 answer_instruction("as a single integer", example)
             ),
             answer: ones.to_string(),
-            metadata: json!({"params": self.level_params(level), "n": n}),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("n", Value::from(n)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -16,14 +16,19 @@
 //! Metadata: `facts` (`[name, attribute, value]` in order of appearance), `query`
 //! (`name`, `attribute`), `fillers` (how many filler sentences).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::words::{ATTRIBUTES, FILLERS, NAMES, Values};
+use crate::families::arithmetic::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct NeedleHaystack;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (facts, fillers) per level.
 const PARAMS: [(usize, usize); 5] = [(4, 0), (12, 2), (40, 8), (120, 20), (360, 60)];
@@ -43,16 +48,28 @@ fn normalise(s: &str) -> String {
     t
 }
 
-fn fill(template: &str, name: &str, value: &str) -> String {
-    let article = if value.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
-    template
-        .replace("{N}", name)
-        .replace("{V}", value)
-        .replace("{a}", article)
+/// Append `template` with `{N}`, `{V}` and `{a}` (the article for the value)
+/// substituted, without intermediate allocations.
+fn fill_into(out: &mut String, template: &str, name: &str, value: &str) {
+    let mut parts = template.split('{');
+    out.push_str(parts.next().unwrap_or(""));
+    for part in parts {
+        let (tag, rest) = part.split_at(part.len().min(2));
+        match tag {
+            "N}" => out.push_str(name),
+            "V}" => out.push_str(value),
+            "a}" => out.push_str(if value.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            }),
+            _ => {
+                out.push('{');
+                out.push_str(tag);
+            }
+        }
+        out.push_str(rest);
+    }
 }
 
 impl Family for NeedleHaystack {
@@ -114,18 +131,17 @@ impl Family for NeedleHaystack {
         let mut text = String::with_capacity(total * 48);
         for slot in 0..total {
             let remaining = total - slot;
-            let sentence = if left > 0 && rng.random_range(0..remaining) < left {
-                left -= 1;
-                FILLERS[rng.random_range(0..FILLERS.len())].to_string()
-            } else {
-                let (ni, ai, v) = &facts[fi];
-                fi += 1;
-                fill(ATTRIBUTES[*ai].statement, NAMES[*ni], v)
-            };
             if slot > 0 {
                 text.push(if slot % PARAGRAPH == 0 { '\n' } else { ' ' });
             }
-            text.push_str(&sentence);
+            if left > 0 && rng.random_range(0..remaining) < left {
+                left -= 1;
+                text.push_str(FILLERS[rng.random_range(0..FILLERS.len())]);
+            } else {
+                let (ni, ai, v) = &facts[fi];
+                fi += 1;
+                fill_into(&mut text, ATTRIBUTES[*ai].statement, NAMES[*ni], v);
+            }
         }
         let attr = &ATTRIBUTES[qa];
         let (what, example) = match attr.values {
@@ -133,8 +149,8 @@ impl Family for NeedleHaystack {
             Values::Number(..) => ("the number", "1234"),
         };
         let facts_json: Vec<serde_json::Value> = facts
-            .iter()
-            .map(|(ni, ai, v)| json!([NAMES[*ni], ATTRIBUTES[*ai].key, v]))
+            .into_iter()
+            .map(|(ni, ai, v)| json!([NAMES[ni], ATTRIBUTES[ai].key, v]))
             .collect();
         Generated {
             question: format!(
@@ -144,12 +160,14 @@ impl Family for NeedleHaystack {
                 answer_instruction("as a single value", example)
             ),
             answer: gold,
-            metadata: json!({
-                "params": self.level_params(level),
-                "facts": facts_json,
-                "fillers": n_fillers,
-                "query": {"name": NAMES[qn], "attribute": attr.key},
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("facts", Value::from(facts_json)),
+                    ("fillers", Value::from(n_fillers)),
+                    ("query", Value::from({"name": NAMES[qn], "attribute": attr.key})),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
@@ -186,6 +204,16 @@ mod tests {
                 assert_eq!(v.len(), w.len(), "{}", a.key);
             }
         }
+    }
+
+    #[test]
+    fn templates_fill_in_place() {
+        let mut s = String::new();
+        fill_into(&mut s, "{N} keeps {a} {V} as a pet.", "Ivo", "iguana");
+        assert_eq!(s, "Ivo keeps an iguana as a pet.");
+        s.clear();
+        fill_into(&mut s, "By profession {N} is {a} {V}.", "Ivo", "baker");
+        assert_eq!(s, "By profession Ivo is a baker.");
     }
 
     #[test]

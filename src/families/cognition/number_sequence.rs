@@ -31,13 +31,18 @@
 //! Metadata: `terms` (the shown terms), `rule` (a description), `order_bound` (U).
 //! Verifier: one integer (`parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::families::arithmetic::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct NumberSequence;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const LIMIT: i64 = 1_000_000_000_000;
 const MIN_SHOWN: [usize; 5] = [5, 6, 7, 8, 9];
@@ -439,12 +444,14 @@ impl Family for NumberSequence {
                 answer_instruction("as a single integer", example)
             ),
             answer: next.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "terms": &terms[..shown],
-                "rule": rule.describe(),
-                "order_bound": rule.order_bound(),
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("terms", Value::from(&terms[..shown])),
+                    ("rule", Value::from(rule.describe())),
+                    ("order_bound", Value::from(rule.order_bound())),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -15,13 +15,18 @@
 //! Metadata: `grid` (rows as strings), `rectangles` and `broken` (each
 //! `[top, left, bottom, right]`, inclusive). Verifier: one integer (`parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::families::arithmetic::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct RectangleCount;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     w: usize,
@@ -213,12 +218,14 @@ impl Family for RectangleCount {
                 answer_instruction("as a single integer", example)
             ),
             answer: count.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "grid": grid,
-                "rectangles": rects,
-                "broken": broken,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("grid", Value::from(grid)),
+                    ("rectangles", Value::from(rects)),
+                    ("broken", Value::from(broken)),
+                ],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
