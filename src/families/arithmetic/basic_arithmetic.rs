@@ -230,10 +230,7 @@ impl Family for BasicArithmetic {
             answer: value.to_string(),
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("expression", Value::from(expr)),
-                    ("rpn", Value::from(rpn)),
-                ],
+                [("expression", Value::from(expr)), ("rpn", Value::from(rpn))],
             ),
         }
     }

@@ -101,7 +101,7 @@ pub fn cached_params(
     cache.get_or_init(|| {
         std::array::from_fn(|i| family.level_params(Level::new(i as u8 + 1).expect("level 1..=5")))
     })[level.idx()]
-        .clone()
+    .clone()
 }
 
 /// Instance metadata: `params` first, then the given fields, built directly (the

@@ -89,10 +89,7 @@ impl Family for CountPrimes {
             answer: count.to_string(),
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("start", Value::from(start)),
-                    ("end", Value::from(end)),
-                ],
+                [("start", Value::from(start)), ("end", Value::from(end))],
             ),
         }
     }

@@ -69,9 +69,7 @@ impl Family for Gcd {
             answer: answer.to_string(),
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("numbers", Value::from(numbers)),
-                ],
+                [("numbers", Value::from(numbers))],
             ),
         }
     }

@@ -66,9 +66,7 @@ impl Family for Lcm {
             answer: answer.to_string(),
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("numbers", Value::from(numbers)),
-                ],
+                [("numbers", Value::from(numbers))],
             ),
         }
     }

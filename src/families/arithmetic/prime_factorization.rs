@@ -134,10 +134,7 @@ impl Family for PrimeFactorization {
             answer,
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("n", Value::from(n)),
-                    ("factors", Value::from(factors)),
-                ],
+                [("n", Value::from(n)), ("factors", Value::from(factors))],
             ),
         }
     }

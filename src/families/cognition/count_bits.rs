@@ -57,9 +57,7 @@ impl Family for CountBits {
             answer: ones.to_string(),
             metadata: metadata(
                 cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("n", Value::from(n)),
-                ],
+                [("n", Value::from(n))],
             ),
         }
     }

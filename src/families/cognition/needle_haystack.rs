@@ -165,7 +165,7 @@ impl Family for NeedleHaystack {
                 [
                     ("facts", Value::from(facts_json)),
                     ("fillers", Value::from(n_fillers)),
-                    ("query", Value::from({"name": NAMES[qn], "attribute": attr.key})),
+                    ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
                 ],
             ),
         }
