@@ -61,3 +61,24 @@ pub fn measure_generation(
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_what_it_measured() {
+        let f = families::get("count_primes").unwrap();
+        let level = Level::new(2).unwrap();
+        assert!(matches!(
+            measure_generation(f, level, 0, 0),
+            Err(FamilyError::ZeroCount)
+        ));
+        let m = measure_generation(f, level, 9, 7).unwrap();
+        assert_eq!(
+            (m.family.as_str(), m.level, m.seed, m.n, m.warmup),
+            ("count_primes", 2, 9, 7, 7)
+        );
+        assert!(m.seconds >= 0.0 && m.items_per_sec > 0.0);
+    }
+}
