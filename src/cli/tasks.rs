@@ -25,6 +25,22 @@ pub enum TasksCmd {
     /// Score responses: reads JSONL instances with a `response` string, writes the same
     /// lines plus `score` and `extracted`.
     Score(ScoreArgs),
+    /// Measure in-process generation throughput of one family and print JSON
+    /// (used by scripts/compare_reasoning_gym.sh).
+    #[command(hide = true)]
+    BenchGen(BenchGenArgs),
+}
+
+#[derive(Args)]
+pub struct BenchGenArgs {
+    pub family: String,
+    /// Instances in the timed loop.
+    #[arg(long, default_value_t = 10_000)]
+    pub n: u64,
+    #[arg(long, default_value_t = 3)]
+    pub level: u8,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 #[derive(Args)]
@@ -59,7 +75,15 @@ pub fn run(cmd: TasksCmd) -> Result<()> {
         TasksCmd::List { json } => list(json),
         TasksCmd::Gen(a) => gen_cmd(a),
         TasksCmd::Score(a) => score(a),
+        TasksCmd::BenchGen(a) => bench_gen(a),
     }
+}
+
+fn bench_gen(a: BenchGenArgs) -> Result<()> {
+    let f = families::get(&a.family)?;
+    let m = harness_rl::throughput::measure_generation(f, Level::new(a.level)?, a.seed, a.n)?;
+    println!("{}", serde_json::to_string(&m)?);
+    Ok(())
 }
 
 fn list(as_json: bool) -> Result<()> {

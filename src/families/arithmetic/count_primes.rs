@@ -7,13 +7,18 @@
 //! Gold: a sieve of Eratosthenes over the interval using primes up to sqrt(end).
 //! Verifier: one integer (see `families::parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::common::{cached_params, metadata};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct CountPrimes;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (start max, width min, width max) per level.
 const PARAMS: [(u64, u64, u64); 5] = [
@@ -82,11 +87,10 @@ impl Family for CountPrimes {
                 answer_instruction("as a single integer", "7")
             ),
             answer: count.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "start": start,
-                "end": end,
-            }),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [("start", Value::from(start)), ("end", Value::from(end))],
+            ),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

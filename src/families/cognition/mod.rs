@@ -1,5 +1,16 @@
 //! Cognition and sequences: pattern induction and attention.
 
+mod count_bits;
+mod needle_haystack;
+mod number_sequence;
+mod rectangle_count;
+mod words;
+
 use super::Family;
 
-pub static FAMILIES: &[&dyn Family] = &[];
+pub static FAMILIES: &[&dyn Family] = &[
+    &count_bits::CountBits,
+    &needle_haystack::NeedleHaystack,
+    &number_sequence::NumberSequence,
+    &rectangle_count::RectangleCount,
+];

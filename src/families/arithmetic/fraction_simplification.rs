@@ -1,0 +1,89 @@
+//! `fraction_simplification`: reduce a fraction to lowest terms.
+//!
+//! The shown fraction is `(a·k)/(b·k)` with `gcd(a, b) = 1`, `b ≥ 2` and `k ≥ 2`, so it
+//! is never already reduced and the answer is never a whole number.
+//! Levels (reduced numerator/denominator range, multiplier range):
+//! 1: a 1..=10, b 2..=10, k 2..=5 · 2: 1..=20, 2..=20, k 2..=10 ·
+//! 3: 1..=100, 2..=100, k 2..=20 · 4: 1..=1_000, 2..=1_000, k 2..=50 ·
+//! 5: 1..=10_000, 2..=10_000, k 2..=500.
+//! Gold: `a/b`. Verifier: the answer must contain a `/` and equal `a/b` exactly
+//! (`parse::fraction`: whitespace around the slash and `1,000` tolerated); an equal but
+//! unreduced fraction such as `2/4` for `1/2` scores 0, as the question says.
+//! Metadata: `numerator`, `denominator` (the fraction shown).
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::{Value, json};
+
+use super::common::{cached_params, gcd, metadata};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+
+pub struct FractionSimplification;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
+
+/// (reduced part max, multiplier max) per level.
+const PARAMS: [(u64, u64); 5] = [(10, 5), (20, 10), (100, 20), (1_000, 50), (10_000, 500)];
+
+impl Family for FractionSimplification {
+    fn name(&self) -> &'static str {
+        "fraction_simplification"
+    }
+    fn category(&self) -> Category {
+        Category::Arithmetic
+    }
+    fn description(&self) -> &'static str {
+        "Reduce a fraction to lowest terms"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (m, k) = PARAMS[level.idx()];
+        json!({
+            "reduced_numerator_min": 1, "reduced_numerator_max": m,
+            "reduced_denominator_min": 2, "reduced_denominator_max": m,
+            "multiplier_min": 2, "multiplier_max": k,
+        })
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (m, kmax) = PARAMS[level.idx()];
+        let (a, b) = loop {
+            let a = rng.random_range(1..=m);
+            let b = rng.random_range(2..=m);
+            if gcd(a, b) == 1 {
+                break (a, b);
+            }
+        };
+        let k = rng.random_range(2..=kmax);
+        let (num, den) = (a * k, b * k);
+        let example = if (a, b) == (3, 7) { "5/9" } else { "3/7" };
+        Generated {
+            question: format!(
+                "Simplify the fraction {num}/{den} to lowest terms, i.e. write it as p/q where \
+                 p and q have no common factor other than 1. An equal fraction that is not \
+                 fully reduced is wrong.\n{}",
+                answer_instruction("as p/q", example)
+            ),
+            answer: format!("{a}/{b}"),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [
+                    ("numerator", Value::from(num)),
+                    ("denominator", Value::from(den)),
+                ],
+            ),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        if !answer.contains('/') {
+            return 0.0;
+        }
+        match (parse::fraction(answer), parse::fraction(&instance.answer)) {
+            (Some(x), Some(g)) if x == g => 1.0,
+            _ => 0.0,
+        }
+    }
+}

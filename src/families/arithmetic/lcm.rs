@@ -1,0 +1,79 @@
+//! `lcm`: the least common multiple of 2..n positive integers.
+//!
+//! Levels (count of numbers, number range):
+//! 1: 2 numbers in 2..=12 · 2: 2 numbers in 2..=40 · 3: 3 numbers in 2..=60 ·
+//! 4: 3..=4 numbers in 2..=200 · 5: 4..=5 numbers in 2..=1000 (the answer fits in u64).
+//! The numbers are pairwise distinct. Gold: folded `a / gcd(a, b) * b`.
+//! Metadata: `numbers`. Verifier: one integer (`parse::int`).
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::{Value, json};
+
+use super::common::{cached_params, distinct, gcd, join_and, metadata};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+
+pub struct Lcm;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
+
+/// (min count, max count, largest number) per level.
+const PARAMS: [(usize, usize, u64); 5] = [
+    (2, 2, 12),
+    (2, 2, 40),
+    (3, 3, 60),
+    (3, 4, 200),
+    (4, 5, 1000),
+];
+
+impl Family for Lcm {
+    fn name(&self) -> &'static str {
+        "lcm"
+    }
+    fn category(&self) -> Category {
+        Category::Arithmetic
+    }
+    fn description(&self) -> &'static str {
+        "Least common multiple of several positive integers"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (lo, hi, max) = PARAMS[level.idx()];
+        json!({"count_min": lo, "count_max": hi, "number_min": 2, "number_max": max})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (lo, hi, max) = PARAMS[level.idx()];
+        let n = rng.random_range(lo..=hi);
+        let numbers: Vec<u64> = loop {
+            let v: Vec<u64> = (0..n).map(|_| rng.random_range(2..=max)).collect();
+            if distinct(&v) {
+                break v;
+            }
+        };
+        // 1000^5 < 2^64, so the fold cannot overflow.
+        let answer = numbers.iter().fold(1u64, |acc, &x| acc / gcd(acc, x) * x);
+        let example = if answer == 60 { "84" } else { "60" };
+        Generated {
+            question: format!(
+                "Find the least common multiple (LCM) of {}.\n{}",
+                join_and(&numbers),
+                answer_instruction("as a single integer", example)
+            ),
+            answer: answer.to_string(),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [("numbers", Value::from(numbers))],
+            ),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        match (parse::int(answer), parse::int(&instance.answer)) {
+            (Some(a), Some(g)) if a == g => 1.0,
+            _ => 0.0,
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! `count_bits`: how many 1 bits the binary representation of `n` has.
+//!
+//! Levels (range of n): 1: 1..=63 (≤ 6 bits) · 2: 64..=1_023 (≤ 10 bits) ·
+//! 3: 1_024..=65_535 (≤ 16 bits) · 4: 2^16..=2^32-1 · 5: 2^32..=2^63-1.
+//! `n` is shown in decimal. Metadata: `n`. Verifier: one integer (`parse::int`).
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::{Value, json};
+
+use crate::families::arithmetic::common::{cached_params, metadata};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+
+pub struct CountBits;
+
+static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
+
+/// Inclusive range of n per level.
+const RANGE: [(u64, u64); 5] = [
+    (1, 63),
+    (64, 1_023),
+    (1_024, 65_535),
+    (1 << 16, (1 << 32) - 1),
+    (1 << 32, (1 << 63) - 1),
+];
+
+impl Family for CountBits {
+    fn name(&self) -> &'static str {
+        "count_bits"
+    }
+    fn category(&self) -> Category {
+        Category::Cognition
+    }
+    fn description(&self) -> &'static str {
+        "Count the 1 bits in the binary representation of an integer"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (lo, hi) = RANGE[level.idx()];
+        json!({"n_min": lo, "n_max": hi})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (lo, hi) = RANGE[level.idx()];
+        let n = rng.random_range(lo..=hi);
+        let ones = n.count_ones();
+        let example = if ones == 5 { "3" } else { "5" };
+        Generated {
+            question: format!(
+                "How many 1 bits are there in the binary representation of the decimal number \
+                 {n}?\n{}",
+                answer_instruction("as a single integer", example)
+            ),
+            answer: ones.to_string(),
+            metadata: metadata(
+                cached_params(&PARAMS_JSON, self, level),
+                [("n", Value::from(n))],
+            ),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        match (parse::int(answer), parse::int(&instance.answer)) {
+            (Some(a), Some(g)) if a == g => 1.0,
+            _ => 0.0,
+        }
+    }
+}
