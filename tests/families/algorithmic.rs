@@ -4,14 +4,16 @@
 //! generator (e.g. char-level work instead of byte tables, brute force instead of BFS,
 //! direct index formulas instead of repeated quarter turns).
 
-use harness_rl::families::{self, Instance, Level};
 use harness_rl::families::algorithmic::words::WORDS;
+use harness_rl::families::{self, Instance, Level};
 use serde_json::{Value, json};
 
 use crate::Resolver;
 
 fn s<'a>(inst: &'a Instance, key: &str) -> &'a str {
-    inst.metadata[key].as_str().unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
+    inst.metadata[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
 }
 
 fn strs<'a>(inst: &'a Instance, key: &str) -> Vec<&'a str> {
@@ -29,20 +31,39 @@ fn matrix(inst: &Instance) -> Vec<Vec<i64>> {
 
 fn grid_string(m: &[Vec<i64>]) -> String {
     m.iter()
-        .map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" "))
+        .map(|r| {
+            r.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// Char by char, lower-casing full Unicode chars.
 fn letter_counting(inst: &Instance) -> String {
-    let letter = s(inst, "letter").chars().next().unwrap().to_lowercase().next().unwrap();
-    s(inst, "text").chars().flat_map(char::to_lowercase).filter(|&c| c == letter).count().to_string()
+    let letter = s(inst, "letter")
+        .chars()
+        .next()
+        .unwrap()
+        .to_lowercase()
+        .next()
+        .unwrap();
+    s(inst, "text")
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|&c| c == letter)
+        .count()
+        .to_string()
 }
 
 /// Insertion sort on code-point vectors.
 fn word_sorting(inst: &Instance) -> String {
-    let mut w: Vec<Vec<u32>> = strs(inst, "words").iter().map(|x| x.chars().map(u32::from).collect()).collect();
+    let mut w: Vec<Vec<u32>> = strs(inst, "words")
+        .iter()
+        .map(|x| x.chars().map(u32::from).collect())
+        .collect();
     for i in 1..w.len() {
         let mut j = i;
         while j > 0 && w[j - 1] > w[j] {
@@ -54,7 +75,11 @@ fn word_sorting(inst: &Instance) -> String {
         w.reverse();
     }
     w.iter()
-        .map(|x| x.iter().map(|&c| char::from_u32(c).unwrap()).collect::<String>())
+        .map(|x| {
+            x.iter()
+                .map(|&c| char::from_u32(c).unwrap())
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -79,7 +104,11 @@ fn number_sorting(inst: &Instance) -> String {
     for i in 0..v.len() {
         let mut best = i;
         for j in i + 1..v.len() {
-            let better = if desc { key(v[j]) > key(v[best]) } else { key(v[j]) < key(v[best]) };
+            let better = if desc {
+                key(v[j]) > key(v[best])
+            } else {
+                key(v[j]) < key(v[best])
+            };
             if better {
                 best = j;
             }
@@ -95,12 +124,21 @@ fn caesar_cipher(inst: &Instance) -> String {
     let decode = |k: u8| -> String {
         cipher
             .chars()
-            .map(|c| if c.is_ascii_uppercase() { (((c as u8 - b'A' + 26 - k) % 26) + b'A') as char } else { c })
+            .map(|c| {
+                if c.is_ascii_uppercase() {
+                    (((c as u8 - b'A' + 26 - k) % 26) + b'A') as char
+                } else {
+                    c
+                }
+            })
             .collect()
     };
     let fits: Vec<String> = (0..26u8)
         .map(decode)
-        .filter(|p| p.split(' ').all(|w| WORDS.iter().any(|x| x.eq_ignore_ascii_case(w))))
+        .filter(|p| {
+            p.split(' ')
+                .all(|w| WORDS.iter().any(|x| x.eq_ignore_ascii_case(w)))
+        })
         .collect();
     if inst.level >= 3 {
         assert_eq!(fits.len(), 1, "{}: ambiguous decryptions {fits:?}", inst.id);
@@ -140,7 +178,9 @@ fn spiral_matrix(inst: &Instance) -> String {
     for _ in 0..rows * cols {
         out.push(m[r as usize][c as usize].to_string());
         seen[r as usize][c as usize] = true;
-        let ok = |r: i64, c: i64| r >= 0 && c >= 0 && r < rows && c < cols && !seen[r as usize][c as usize];
+        let ok = |r: i64, c: i64| {
+            r >= 0 && c >= 0 && r < rows && c < cols && !seen[r as usize][c as usize]
+        };
         if !ok(r + dirs[d].0, c + dirs[d].1) {
             d = (d + 1) % 4;
         }
@@ -156,10 +196,25 @@ fn binary_matrix(inst: &Instance) -> String {
     let zeros: Vec<(i64, i64)> = m
         .iter()
         .enumerate()
-        .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, v)| **v == 0).map(move |(c, _)| (r as i64, c as i64)))
+        .flat_map(|(r, row)| {
+            row.iter()
+                .enumerate()
+                .filter(|(_, v)| **v == 0)
+                .map(move |(c, _)| (r as i64, c as i64))
+        })
         .collect();
     let out: Vec<Vec<i64>> = (0..m.len() as i64)
-        .map(|r| (0..m[0].len() as i64).map(|c| zeros.iter().map(|&(zr, zc)| (zr - r).abs() + (zc - c).abs()).min().unwrap()).collect())
+        .map(|r| {
+            (0..m[0].len() as i64)
+                .map(|c| {
+                    zeros
+                        .iter()
+                        .map(|&(zr, zc)| (zr - r).abs() + (zc - c).abs())
+                        .min()
+                        .unwrap()
+                })
+                .collect()
+        })
         .collect();
     grid_string(&out)
 }
@@ -168,22 +223,60 @@ fn binary_matrix(inst: &Instance) -> String {
 fn isomorphic_strings(inst: &Instance) -> String {
     let pattern = |x: &str| -> Vec<usize> {
         let cs: Vec<char> = x.chars().collect();
-        cs.iter().map(|c| cs.iter().position(|d| d == c).unwrap()).collect()
+        cs.iter()
+            .map(|c| cs.iter().position(|d| d == c).unwrap())
+            .collect()
     };
     (pattern(s(inst, "s")) == pattern(s(inst, "t"))).to_string()
 }
 
 pub fn resolvers() -> Vec<Resolver> {
     vec![
-        Resolver { family: "letter_counting", unique: true, solve: letter_counting },
-        Resolver { family: "word_sorting", unique: true, solve: word_sorting },
-        Resolver { family: "spell_backward", unique: true, solve: spell_backward },
-        Resolver { family: "number_sorting", unique: true, solve: number_sorting },
-        Resolver { family: "caesar_cipher", unique: true, solve: caesar_cipher },
-        Resolver { family: "rotate_matrix", unique: true, solve: rotate_matrix },
-        Resolver { family: "spiral_matrix", unique: true, solve: spiral_matrix },
-        Resolver { family: "binary_matrix", unique: true, solve: binary_matrix },
-        Resolver { family: "isomorphic_strings", unique: true, solve: isomorphic_strings },
+        Resolver {
+            family: "letter_counting",
+            unique: true,
+            solve: letter_counting,
+        },
+        Resolver {
+            family: "word_sorting",
+            unique: true,
+            solve: word_sorting,
+        },
+        Resolver {
+            family: "spell_backward",
+            unique: true,
+            solve: spell_backward,
+        },
+        Resolver {
+            family: "number_sorting",
+            unique: true,
+            solve: number_sorting,
+        },
+        Resolver {
+            family: "caesar_cipher",
+            unique: true,
+            solve: caesar_cipher,
+        },
+        Resolver {
+            family: "rotate_matrix",
+            unique: true,
+            solve: rotate_matrix,
+        },
+        Resolver {
+            family: "spiral_matrix",
+            unique: true,
+            solve: spiral_matrix,
+        },
+        Resolver {
+            family: "binary_matrix",
+            unique: true,
+            solve: binary_matrix,
+        },
+        Resolver {
+            family: "isomorphic_strings",
+            unique: true,
+            solve: isomorphic_strings,
+        },
     ]
 }
 
@@ -207,8 +300,15 @@ fn verify(family: &str, i: &Instance, answer: &str) -> f64 {
 }
 
 const MINE: [&str; 9] = [
-    "letter_counting", "word_sorting", "spell_backward", "number_sorting", "caesar_cipher",
-    "rotate_matrix", "spiral_matrix", "binary_matrix", "isomorphic_strings",
+    "letter_counting",
+    "word_sorting",
+    "spell_backward",
+    "number_sorting",
+    "caesar_cipher",
+    "rotate_matrix",
+    "spiral_matrix",
+    "binary_matrix",
+    "isomorphic_strings",
 ];
 
 #[test]
@@ -218,11 +318,19 @@ fn corrupted_metadata_scores_zero_without_panicking() {
         for level in Level::all() {
             let good = families::generate(fam, level, 3, 9);
             assert_eq!(fam.verify(&good, &good.answer), 1.0, "{f}");
-            for bad in [json!(null), json!({}), json!({"matrix": [[1, 2], [3]], "words": [1, 2], "numbers": ["x"],
-                         "text": 5, "letter": "ab", "word": null, "ciphertext": "ABC", "key": 99, "s": 1})] {
+            for bad in [
+                json!(null),
+                json!({}),
+                json!({"matrix": [[1, 2], [3]], "words": [1, 2], "numbers": ["x"],
+                         "text": 5, "letter": "ab", "word": null, "ciphertext": "ABC", "key": 99, "s": 1}),
+            ] {
                 let mut b = good.clone();
                 b.metadata = bad;
-                assert_eq!(fam.verify(&b, &good.answer), 0.0, "{f} with corrupted metadata");
+                assert_eq!(
+                    fam.verify(&b, &good.answer),
+                    0.0,
+                    "{f} with corrupted metadata"
+                );
             }
         }
     }
@@ -230,16 +338,25 @@ fn corrupted_metadata_scores_zero_without_panicking() {
 
 #[test]
 fn number_sorting_compares_exact_decimals() {
-    let i = inst("number_sorting", json!({"numbers": ["2.5", "-0.07", "10", "2.5"], "order": "ascending"}), "-0.07, 2.5, 2.5, 10");
-    for ok in ["-0.07, 2.5, 2.5, 10", "[-0.070, 2.50, 2.5, 10.0]", "-.07 2.5 +2.5 10", "-0.07,2.5,2.5,10"] {
+    let i = inst(
+        "number_sorting",
+        json!({"numbers": ["2.5", "-0.07", "10", "2.5"], "order": "ascending"}),
+        "-0.07, 2.5, 2.5, 10",
+    );
+    for ok in [
+        "-0.07, 2.5, 2.5, 10",
+        "[-0.070, 2.50, 2.5, 10.0]",
+        "-.07 2.5 +2.5 10",
+        "-0.07,2.5,2.5,10",
+    ] {
         assert_eq!(verify("number_sorting", &i, ok), 1.0, "{ok}");
     }
     for bad in [
-        "-0.07, 2.5, 10",            // lost a repeat
-        "-0.07, 2.5, 2.5, 11",       // off by one (reasoning-gym accepts this)
-        "-0.07, 2.5, 2.5, 9.9999999",// float-ish rounding
+        "-0.07, 2.5, 10",             // lost a repeat
+        "-0.07, 2.5, 2.5, 11",        // off by one (reasoning-gym accepts this)
+        "-0.07, 2.5, 2.5, 9.9999999", // float-ish rounding
         "-0.07, 2.4999999, 2.5, 10",
-        "10, 2.5, 2.5, -0.07",       // wrong direction
+        "10, 2.5, 2.5, -0.07", // wrong direction
         "-0.07, 2.5, 2.5, 10, 10",
         "-0.07, 2.5, 2.5, 1e1",
         "-0.07, 2.5, 2.5, 10 done",
@@ -253,26 +370,52 @@ fn spell_backward_is_case_insensitive_but_rejects_junk() {
     let i = inst("spell_backward", json!({"word": "garden"}), "nedrag");
     assert_eq!(verify("spell_backward", &i, " NEDRAG "), 1.0);
     assert_eq!(verify("spell_backward", &i, "NeDrAg"), 1.0);
-    for bad in ["nedrag junk", "nedrag.", "n e d r a g", "garden", "nedra", "nedragg", "\"nedrag\""] {
+    for bad in [
+        "nedrag junk",
+        "nedrag.",
+        "n e d r a g",
+        "garden",
+        "nedra",
+        "nedragg",
+        "\"nedrag\"",
+    ] {
         assert_eq!(verify("spell_backward", &i, bad), 0.0, "{bad}");
     }
 }
 
 #[test]
 fn word_sorting_is_exact_about_order_and_case() {
-    let i = inst("word_sorting", json!({"words": ["pear", "Apple", "fig", "APPLE"], "order": "ascending"}), "");
+    let i = inst(
+        "word_sorting",
+        json!({"words": ["pear", "Apple", "fig", "APPLE"], "order": "ascending"}),
+        "",
+    );
     assert_eq!(verify("word_sorting", &i, "APPLE, Apple, fig, pear"), 1.0);
     assert_eq!(verify("word_sorting", &i, "[APPLE Apple fig pear]"), 1.0);
-    for bad in ["Apple, APPLE, fig, pear", "apple, apple, fig, pear", "APPLE, Apple, fig", "APPLE, Apple, fig, pear, pear", "pear, fig, Apple, APPLE"] {
+    for bad in [
+        "Apple, APPLE, fig, pear",
+        "apple, apple, fig, pear",
+        "APPLE, Apple, fig",
+        "APPLE, Apple, fig, pear, pear",
+        "pear, fig, Apple, APPLE",
+    ] {
         assert_eq!(verify("word_sorting", &i, bad), 0.0, "{bad}");
     }
-    let d = inst("word_sorting", json!({"words": ["pear", "Apple", "fig"], "order": "descending"}), "");
+    let d = inst(
+        "word_sorting",
+        json!({"words": ["pear", "Apple", "fig"], "order": "descending"}),
+        "",
+    );
     assert_eq!(verify("word_sorting", &d, "pear, fig, Apple"), 1.0);
 }
 
 #[test]
 fn letter_counting_counts_both_cases() {
-    let i = inst("letter_counting", json!({"text": "Eel eats Every evening", "letter": "e"}), "7");
+    let i = inst(
+        "letter_counting",
+        json!({"text": "Eel eats Every evening", "letter": "e"}),
+        "7",
+    );
     assert_eq!(verify("letter_counting", &i, "7"), 1.0);
     assert_eq!(verify("letter_counting", &i, "+7"), 1.0);
     for bad in ["5", "7 times", "seven", "7.0", "7, 8"] {
@@ -282,12 +425,25 @@ fn letter_counting_counts_both_cases() {
 
 #[test]
 fn caesar_and_isomorphic_tolerate_case_and_spacing_only() {
-    let i = inst("caesar_cipher", json!({"ciphertext": "KHOOR ZRUOG", "key": 3}), "HELLO WORLD");
+    let i = inst(
+        "caesar_cipher",
+        json!({"ciphertext": "KHOOR ZRUOG", "key": 3}),
+        "HELLO WORLD",
+    );
     assert_eq!(verify("caesar_cipher", &i, "hello   world"), 1.0);
-    for bad in ["hello world.", "helloworld", "hello world again", "KHOOR ZRUOG"] {
+    for bad in [
+        "hello world.",
+        "helloworld",
+        "hello world again",
+        "KHOOR ZRUOG",
+    ] {
         assert_eq!(verify("caesar_cipher", &i, bad), 0.0, "{bad}");
     }
-    let j = inst("isomorphic_strings", json!({"s": "paper", "t": "title"}), "true");
+    let j = inst(
+        "isomorphic_strings",
+        json!({"s": "paper", "t": "title"}),
+        "true",
+    );
     assert_eq!(verify("isomorphic_strings", &j, "TRUE"), 1.0);
     for bad in ["false", "yes", "true.", "true false", "1"] {
         assert_eq!(verify("isomorphic_strings", &j, bad), 0.0, "{bad}");
@@ -296,15 +452,27 @@ fn caesar_and_isomorphic_tolerate_case_and_spacing_only() {
 
 #[test]
 fn matrix_families_check_every_cell() {
-    let r = inst("rotate_matrix", json!({"matrix": [[1, 2], [3, 4]], "degrees": 90}), "3 1\n4 2");
+    let r = inst(
+        "rotate_matrix",
+        json!({"matrix": [[1, 2], [3, 4]], "degrees": 90}),
+        "3 1\n4 2",
+    );
     assert_eq!(verify("rotate_matrix", &r, "[[3, 1], [4, 2]]"), 1.0);
     for bad in ["3 1 4 2", "2 4\n1 3", "3 1\n4 2\n0 0", "3 1\n4"] {
         assert_eq!(verify("rotate_matrix", &r, bad), 0.0, "{bad}");
     }
-    let s = inst("spiral_matrix", json!({"matrix": [[1, 2, 3], [4, 5, 6]]}), "1 2 3 6 5 4");
+    let s = inst(
+        "spiral_matrix",
+        json!({"matrix": [[1, 2, 3], [4, 5, 6]]}),
+        "1 2 3 6 5 4",
+    );
     assert_eq!(verify("spiral_matrix", &s, "[1, 2, 3, 6, 5, 4]"), 1.0);
     assert_eq!(verify("spiral_matrix", &s, "1 2 3 4 5 6"), 0.0);
-    let b = inst("binary_matrix", json!({"matrix": [[1, 1, 1], [1, 1, 0]]}), "3 2 1\n2 1 0");
+    let b = inst(
+        "binary_matrix",
+        json!({"matrix": [[1, 1, 1], [1, 1, 0]]}),
+        "3 2 1\n2 1 0",
+    );
     assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 0"), 1.0);
     assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 1"), 0.0);
     // A matrix without zeros is corrupted: nothing scores.
@@ -322,7 +490,11 @@ fn questions_never_show_the_gold_as_the_example() {
                 let ex = x.question.rsplit("for example <answer>").next().unwrap();
                 let ex = ex.trim_end_matches("</answer>.");
                 if f != "isomorphic_strings" {
-                    assert_ne!(fam.verify(&x, ex), 1.0, "{f}: example {ex:?} is a right answer");
+                    assert_ne!(
+                        fam.verify(&x, ex),
+                        1.0,
+                        "{f}: example {ex:?} is a right answer"
+                    );
                 }
             }
         }

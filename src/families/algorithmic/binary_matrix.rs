@@ -22,8 +22,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct BinaryMatrix;
 
 /// (min side, max side, p zero) per level.
-const PARAMS: [(usize, usize, f64); 5] =
-    [(3, 3, 0.4), (4, 4, 0.35), (5, 6, 0.3), (7, 8, 0.2), (9, 12, 0.12)];
+const PARAMS: [(usize, usize, f64); 5] = [
+    (3, 3, 0.4),
+    (4, 4, 0.35),
+    (5, 6, 0.3),
+    (7, 8, 0.2),
+    (9, 12, 0.12),
+];
 
 /// Distances to the nearest 0 by BFS; `None` if the matrix has no 0 or holds values
 /// other than 0 and 1.
@@ -103,7 +108,11 @@ impl Family for BinaryMatrix {
         }
         let gold = distances(&m).unwrap_or_default();
         // An example of a different size than the matrix is never the gold.
-        let example = if n == 3 { "0 1\n1 2" } else { "0 1 2\n1 2 1\n0 1 0" };
+        let example = if n == 3 {
+            "0 1\n1 2"
+        } else {
+            "0 1 2\n1 2 1\n0 1 0"
+        };
         Generated {
             question: format!(
                 "For every cell of this {n}x{n} binary matrix, find the distance to the \

@@ -9,9 +9,12 @@
 //! Verifier: case-insensitive (the question says so), runs of whitespace count as one
 //! space; anything else (punctuation, extra words) scores 0.
 //!
-//! Levels (words, key range, key stated): 1: 2..=3 words, key 1..=3, stated ·
-//! 2: 3..=5 words, key 1..=7, stated · 3: 4..=6 words, key 1..=25, hidden ·
-//! 4: 6..=10 words, key 1..=25, hidden · 5: 10..=16 words, key 1..=25, hidden.
+//! Levels (words, longest word, key range, key stated):
+//! 1: 2..=3 words of at most 5 letters, key 1..=3, stated ·
+//! 2: 3..=5 words of at most 6 letters, key 1..=7, stated ·
+//! 3: 4..=6 words of at most 8 letters, key 1..=25, hidden ·
+//! 4: 6..=10 words, any length, key 1..=25, hidden ·
+//! 5: 10..=16 words, any length, key 1..=25, hidden.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -20,19 +23,19 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{any_word, meta_str, meta_u64};
+use super::common::{MAX_WORD, meta_str, meta_u64, words_with_len};
 use super::words::WORDS;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct CaesarCipher;
 
-/// (min words, max words, max key, key stated) per level.
-const PARAMS: [(usize, usize, u8, bool); 5] = [
-    (2, 3, 3, true),
-    (3, 5, 7, true),
-    (4, 6, 25, false),
-    (6, 10, 25, false),
-    (10, 16, 25, false),
+/// (min words, max words, max word length, max key, key stated) per level.
+const PARAMS: [(usize, usize, usize, u8, bool); 5] = [
+    (2, 3, 5, 3, true),
+    (3, 5, 6, 7, true),
+    (4, 6, 8, 25, false),
+    (6, 10, 99, 25, false),
+    (10, 16, 99, 25, false),
 ];
 
 /// Shift every ASCII letter of `s` forward by `k` (mod 26), keeping its case.
@@ -73,11 +76,13 @@ impl Family for CaesarCipher {
         1
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
-        let (lo, hi, kmax, stated) = PARAMS[level.idx()];
-        json!({"words_min": lo, "words_max": hi, "key_min": 1, "key_max": kmax, "key_stated": stated})
+        let (lo, hi, maxlen, kmax, stated) = PARAMS[level.idx()];
+        json!({"words_min": lo, "words_max": hi, "word_length_max": maxlen.min(MAX_WORD),
+               "key_min": 1, "key_max": kmax, "key_stated": stated})
     }
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
-        let (lo, hi, kmax, stated) = PARAMS[level.idx()];
+        let (lo, hi, maxlen, kmax, stated) = PARAMS[level.idx()];
+        let pool = words_with_len(3, maxlen);
         let (plain, key, cipher) = loop {
             let n = rng.random_range(lo..=hi);
             let mut plain = String::with_capacity(n * 8);
@@ -85,7 +90,7 @@ impl Family for CaesarCipher {
                 if i > 0 {
                     plain.push(' ');
                 }
-                plain.push_str(&any_word(rng).to_ascii_uppercase());
+                plain.push_str(&pool[rng.random_range(0..pool.len())].to_ascii_uppercase());
             }
             let key = rng.random_range(1..=kmax);
             let cipher = shift(&plain, key);
@@ -94,7 +99,9 @@ impl Family for CaesarCipher {
             }
         };
         let how = if stated {
-            format!("Each letter was shifted forward by {key} positions in the alphabet (wrapping from Z to A).")
+            format!(
+                "Each letter was shifted forward by {key} positions in the alphabet (wrapping from Z to A)."
+            )
         } else {
             "Each letter was shifted forward through the alphabet by the same unknown number \
              of positions (wrapping from Z to A); the plaintext is made of English words."
@@ -116,7 +123,8 @@ impl Family for CaesarCipher {
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(cipher), Some(key)) = (meta_str(instance, "ciphertext"), meta_u64(instance, "key"))
+        let (Some(cipher), Some(key)) =
+            (meta_str(instance, "ciphertext"), meta_u64(instance, "key"))
         else {
             return 0.0;
         };
@@ -124,7 +132,11 @@ impl Family for CaesarCipher {
             return 0.0;
         }
         let want = shift(cipher, 26 - key as u8);
-        if parse::eq_ci(answer, &want) { 1.0 } else { 0.0 }
+        if parse::eq_ci(answer, &want) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 

@@ -34,7 +34,12 @@ pub(crate) fn meta_int_grid(inst: &Instance, key: &str) -> Option<Vec<Vec<i64>>>
         if cells.is_empty() || cells.len() > META_LIMIT {
             return None;
         }
-        out.push(cells.iter().map(|c| c.as_i64()).collect::<Option<Vec<_>>>()?);
+        out.push(
+            cells
+                .iter()
+                .map(|c| c.as_i64())
+                .collect::<Option<Vec<_>>>()?,
+        );
     }
     let w = out[0].len();
     out.iter().all(|r| r.len() == w).then_some(out)
@@ -77,9 +82,9 @@ pub(crate) fn grid_answer_is(answer: &str, want: &[Vec<i64>]) -> bool {
         return false;
     };
     g.len() == want.len()
-        && g.iter().zip(want).all(|(a, b)| {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| *x == i128::from(*y))
-        })
+        && g.iter()
+            .zip(want)
+            .all(|(a, b)| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| *x == i128::from(*y)))
 }
 
 /// Does `answer` parse (see [`parse::int_list`]) to exactly `want`?
@@ -113,10 +118,8 @@ pub(crate) fn words_with_len(min: usize, max: usize) -> &'static [&'static str] 
     &all[lo..hi.max(lo)]
 }
 
-/// One uniformly drawn word of the whole list.
-pub(crate) fn any_word(rng: &mut ChaCha20Rng) -> &'static str {
-    WORDS[rng.random_range(0..WORDS.len())]
-}
+/// Length of the longest word in the list (a unit test keeps it honest).
+pub(crate) const MAX_WORD: usize = 15;
 
 /// `k` distinct indices of `0..n` in random order (partial Fisher-Yates).
 pub(crate) fn distinct_indices(rng: &mut ChaCha20Rng, n: usize, k: usize) -> Vec<usize> {
@@ -141,6 +144,7 @@ mod tests {
         assert!(w.iter().all(|x| (5..=6).contains(&x.len())));
         assert!(words_with_len(12, 99).len() >= 20);
         assert!(words_with_len(40, 50).is_empty());
+        assert_eq!(WORDS.iter().map(|w| w.len()).max(), Some(MAX_WORD));
     }
 
     #[test]

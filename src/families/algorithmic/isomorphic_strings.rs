@@ -26,8 +26,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct IsomorphicStrings;
 
 /// (min len, max len, min alphabet, max alphabet) per level.
-const PARAMS: [(usize, usize, usize, usize); 5] =
-    [(2, 3, 2, 3), (4, 5, 3, 4), (6, 8, 3, 6), (9, 12, 4, 8), (13, 20, 5, 12)];
+const PARAMS: [(usize, usize, usize, usize); 5] = [
+    (2, 3, 2, 3),
+    (4, 5, 3, 4),
+    (6, 8, 3, 6),
+    (9, 12, 4, 8),
+    (13, 20, 5, 12),
+];
 
 /// Canonical pattern check in both directions with fixed 256-entry tables.
 fn isomorphic(a: &str, b: &str) -> bool {
@@ -92,7 +97,10 @@ impl Family for IsomorphicStrings {
                 };
                 t[i] = pick;
             }
-            let (s, t) = (String::from_utf8(s).unwrap_or_default(), String::from_utf8(t).unwrap_or_default());
+            let (s, t) = (
+                String::from_utf8(s).unwrap_or_default(),
+                String::from_utf8(t).unwrap_or_default(),
+            );
             if isomorphic(&s, &t) == want {
                 break (s, t);
             }

@@ -4,10 +4,11 @@
 //! The text is a sequence of words from the crate's own word list; some words are
 //! capitalised so that case-insensitivity matters.
 //!
-//! Levels (words in the text, probability that a word is capitalised,
+//! Levels (words in the text, longest word, probability that a word is capitalised,
 //! probability that the asked letter is absent from the text):
-//! 1: 3..=5 words, 0.0, 0.05 · 2: 6..=10 words, 0.1, 0.1 · 3: 10..=20 words, 0.25, 0.1 ·
-//! 4: 20..=40 words, 0.35, 0.1 · 5: 40..=80 words, 0.5, 0.1.
+//! 1: 3..=5 words of at most 5 letters, 0.0, 0.05 · 2: 6..=10 words of at most 7
+//! letters, 0.1, 0.1 · 3: 10..=20 words, any length, 0.25, 0.1 ·
+//! 4: 20..=40 words, any length, 0.35, 0.1 · 5: 40..=80 words, any length, 0.5, 0.1.
 //! Gold: a direct count over the text's bytes. Verifier: one integer
 //! (`families::parse::int`).
 
@@ -15,18 +16,18 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{any_word, int_example, meta_str};
+use super::common::{MAX_WORD, int_example, meta_str, words_with_len};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct LetterCounting;
 
-/// (min words, max words, p capitalised, p absent letter) per level.
-const PARAMS: [(usize, usize, f64, f64); 5] = [
-    (3, 5, 0.0, 0.05),
-    (6, 10, 0.1, 0.1),
-    (10, 20, 0.25, 0.1),
-    (20, 40, 0.35, 0.1),
-    (40, 80, 0.5, 0.1),
+/// (min words, max words, max word length, p capitalised, p absent letter) per level.
+const PARAMS: [(usize, usize, usize, f64, f64); 5] = [
+    (3, 5, 5, 0.0, 0.05),
+    (6, 10, 7, 0.1, 0.1),
+    (10, 20, 99, 0.25, 0.1),
+    (20, 40, 99, 0.35, 0.1),
+    (40, 80, 99, 0.5, 0.1),
 ];
 
 /// Case-insensitive count of ASCII letter `letter` in `text`.
@@ -49,18 +50,20 @@ impl Family for LetterCounting {
         1
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
-        let (lo, hi, cap, absent) = PARAMS[level.idx()];
-        json!({"words_min": lo, "words_max": hi, "p_capitalised": cap, "p_absent_letter": absent})
+        let (lo, hi, maxlen, cap, absent) = PARAMS[level.idx()];
+        json!({"words_min": lo, "words_max": hi, "word_length_max": maxlen.min(MAX_WORD),
+               "p_capitalised": cap, "p_absent_letter": absent})
     }
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
-        let (lo, hi, cap, absent) = PARAMS[level.idx()];
+        let (lo, hi, maxlen, cap, absent) = PARAMS[level.idx()];
+        let pool = words_with_len(3, maxlen);
         let n = rng.random_range(lo..=hi);
         let mut text = String::with_capacity(n * 8);
         for i in 0..n {
             if i > 0 {
                 text.push(' ');
             }
-            let w = any_word(rng);
+            let w = pool[rng.random_range(0..pool.len())];
             if rng.random_bool(cap) {
                 let mut c = w.chars();
                 if let Some(f) = c.next() {

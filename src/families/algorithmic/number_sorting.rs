@@ -51,8 +51,7 @@ fn decimal(s: &str) -> Option<i128> {
     if int_part.is_empty() && frac.is_empty() {
         return None;
     }
-    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
+    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     if body.ends_with('.') {
@@ -62,9 +61,18 @@ fn decimal(s: &str) -> Option<i128> {
     if frac.len() > SCALE as usize || int_part.len() > 24 {
         return None;
     }
-    let ip: i128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
-    let fp: i128 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-    let v = ip.checked_mul(10i128.pow(SCALE))?
+    let ip: i128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().ok()?
+    };
+    let fp: i128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
+    let v = ip
+        .checked_mul(10i128.pow(SCALE))?
         .checked_add(fp.checked_mul(10i128.pow(SCALE - frac.len() as u32))?)?;
     Some(if neg { -v } else { v })
 }
@@ -92,7 +100,10 @@ fn render(m: i64, places: u32) -> String {
 }
 
 fn sorted_values(numbers: &[&str], descending: bool) -> Option<Vec<i128>> {
-    let mut v = numbers.iter().map(|s| decimal(s)).collect::<Option<Vec<_>>>()?;
+    let mut v = numbers
+        .iter()
+        .map(|s| decimal(s))
+        .collect::<Option<Vec<_>>>()?;
     v.sort_unstable();
     if descending {
         v.reverse();
@@ -149,10 +160,22 @@ impl Family for NumberSorting {
             order.reverse();
         }
         let gold: Vec<&str> = order.iter().map(|&(_, i)| refs[i]).collect();
-        let dir = if descending { "descending" } else { "ascending" };
-        let example = if places == 0 { "-3, 0, 12" } else { "-3.25, 0, 12.5" };
+        let dir = if descending {
+            "descending"
+        } else {
+            "ascending"
+        };
+        let example = if places == 0 {
+            "-3, 0, 12"
+        } else {
+            "-3.25, 0, 12.5"
+        };
         let example = if descending {
-            if places == 0 { "12, 0, -3" } else { "12.5, 0, -3.25" }
+            if places == 0 {
+                "12, 0, -3"
+            } else {
+                "12.5, 0, -3.25"
+            }
         } else {
             example
         };
@@ -171,7 +194,11 @@ impl Family for NumberSorting {
         let Some(nums) = instance.metadata.get("numbers").and_then(|w| w.as_array()) else {
             return 0.0;
         };
-        let Some(nums) = nums.iter().map(|w| w.as_str()).collect::<Option<Vec<&str>>>() else {
+        let Some(nums) = nums
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Option<Vec<&str>>>()
+        else {
             return 0.0;
         };
         let descending = match instance.metadata.get("order").and_then(|o| o.as_str()) {
@@ -208,7 +235,18 @@ mod tests {
         assert_eq!(decimal("+3"), decimal("3.000"));
         assert_ne!(decimal("0.1"), decimal("0.10000001"));
         assert_eq!(decimal("-0.25"), Some(-250_000));
-        for bad in ["", ".", "-", "1.", "1.2.3", "1e3", "0x1", "1,5", "- 1", "1.0000001"] {
+        for bad in [
+            "",
+            ".",
+            "-",
+            "1.",
+            "1.2.3",
+            "1e3",
+            "0x1",
+            "1,5",
+            "- 1",
+            "1.0000001",
+        ] {
             assert_eq!(decimal(bad), None, "{bad:?}");
         }
         assert_eq!(decimal(&"9".repeat(60)), None);

@@ -18,8 +18,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct RotateMatrix;
 
 /// (min side, max side, max value, number of angles from [90, 180, 270]) per level.
-const PARAMS: [(usize, usize, i64, usize); 5] =
-    [(2, 2, 9, 2), (3, 3, 9, 3), (4, 4, 20, 3), (5, 6, 99, 3), (7, 9, 99, 3)];
+const PARAMS: [(usize, usize, i64, usize); 5] = [
+    (2, 2, 9, 2),
+    (3, 3, 9, 3),
+    (4, 4, 20, 3),
+    (5, 6, 99, 3),
+    (7, 9, 99, 3),
+];
 
 /// Rotate clockwise by `quarter` quarter turns, one quarter turn at a time:
 /// cell (r, c) of a clockwise quarter turn comes from (n-1-c, r).
@@ -28,8 +33,9 @@ fn rotate(m: &[Vec<i64>], quarters: u64) -> Vec<Vec<i64>> {
     for _ in 0..quarters % 4 {
         let n = cur.len();
         let w = cur.first().map_or(0, |r| r.len());
-        let next: Vec<Vec<i64>> =
-            (0..w).map(|r| (0..n).map(|c| cur[n - 1 - c][r]).collect()).collect();
+        let next: Vec<Vec<i64>> = (0..w)
+            .map(|r| (0..n).map(|c| cur[n - 1 - c][r]).collect())
+            .collect();
         cur = next;
     }
     cur
@@ -56,12 +62,17 @@ impl Family for RotateMatrix {
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
         let (lo, hi, vmax, angles) = PARAMS[level.idx()];
         let n = rng.random_range(lo..=hi);
-        let m: Vec<Vec<i64>> =
-            (0..n).map(|_| (0..n).map(|_| rng.random_range(0..=vmax)).collect()).collect();
+        let m: Vec<Vec<i64>> = (0..n)
+            .map(|_| (0..n).map(|_| rng.random_range(0..=vmax)).collect())
+            .collect();
         let degrees = 90 * rng.random_range(1..=angles as u64);
         let gold = rotate(&m, degrees / 90);
         // A 2x2 or 3x3 example of a different size than the matrix is never the gold.
-        let example = if n == 2 { "1 2 3\n4 5 6\n7 8 9" } else { "1 2\n3 4" };
+        let example = if n == 2 {
+            "1 2 3\n4 5 6\n7 8 9"
+        } else {
+            "1 2\n3 4"
+        };
         Generated {
             question: format!(
                 "Rotate this {n}x{n} matrix {degrees} degrees clockwise.\n\n{}\n\n{}",
@@ -76,14 +87,20 @@ impl Family for RotateMatrix {
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(m), Some(deg)) = (meta_int_grid(instance, "matrix"), meta_u64(instance, "degrees"))
-        else {
+        let (Some(m), Some(deg)) = (
+            meta_int_grid(instance, "matrix"),
+            meta_u64(instance, "degrees"),
+        ) else {
             return 0.0;
         };
         if deg % 90 != 0 || m.len() != m[0].len() {
             return 0.0;
         }
-        if grid_answer_is(answer, &rotate(&m, deg / 90)) { 1.0 } else { 0.0 }
+        if grid_answer_is(answer, &rotate(&m, deg / 90)) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 

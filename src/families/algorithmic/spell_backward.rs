@@ -62,7 +62,9 @@ impl Family for SpellBackward {
         let a = answer.trim();
         let want = reversed(word);
         if a.chars().count() == want.chars().count()
-            && a.chars().zip(want.chars()).all(|(x, y)| x.to_lowercase().eq(y.to_lowercase()))
+            && a.chars()
+                .zip(want.chars())
+                .all(|(x, y)| x.to_lowercase().eq(y.to_lowercase()))
         {
             1.0
         } else {

@@ -19,8 +19,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct SpiralMatrix;
 
 /// (min side, max side, square only, max value) per level.
-const PARAMS: [(usize, usize, bool, i64); 5] =
-    [(2, 3, true, 9), (3, 4, true, 9), (4, 5, false, 20), (5, 7, false, 99), (7, 10, false, 99)];
+const PARAMS: [(usize, usize, bool, i64); 5] = [
+    (2, 3, true, 9),
+    (3, 4, true, 9),
+    (4, 5, false, 20),
+    (5, 7, false, 99),
+    (7, 10, false, 99),
+];
 
 /// Spiral order by shrinking the four boundaries.
 fn spiral(m: &[Vec<i64>]) -> Vec<i64> {
@@ -76,9 +81,14 @@ impl Family for SpiralMatrix {
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
         let (lo, hi, square, vmax) = PARAMS[level.idx()];
         let rows = rng.random_range(lo..=hi);
-        let cols = if square { rows } else { rng.random_range(lo..=hi) };
-        let m: Vec<Vec<i64>> =
-            (0..rows).map(|_| (0..cols).map(|_| rng.random_range(0..=vmax)).collect()).collect();
+        let cols = if square {
+            rows
+        } else {
+            rng.random_range(lo..=hi)
+        };
+        let m: Vec<Vec<i64>> = (0..rows)
+            .map(|_| (0..cols).map(|_| rng.random_range(0..=vmax)).collect())
+            .collect();
         let gold = spiral(&m);
         let gold_s: Vec<String> = gold.iter().map(i64::to_string).collect();
         Generated {
@@ -88,7 +98,10 @@ impl Family for SpiralMatrix {
                  column, left along the bottom row, up the left column, and continue inwards \
                  until every element is listed once.\n\n{}\n\n{}",
                 grid_text(&m),
-                answer_instruction("as the numbers in spiral order separated by spaces", "1 2 3")
+                answer_instruction(
+                    "as the numbers in spiral order separated by spaces",
+                    "1 2 3"
+                )
             ),
             answer: gold_s.join(" "),
             metadata: json!({"params": self.level_params(level), "matrix": m}),
@@ -98,7 +111,11 @@ impl Family for SpiralMatrix {
         let Some(m) = meta_int_grid(instance, "matrix") else {
             return 0.0;
         };
-        if list_answer_is(answer, &spiral(&m)) { 1.0 } else { 0.0 }
+        if list_answer_is(answer, &spiral(&m)) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 

@@ -98,7 +98,11 @@ impl Family for WordSorting {
         let descending = rng.random_bool(0.5);
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         let gold = sorted(&refs, descending).join(", ");
-        let dir = if descending { "descending" } else { "ascending" };
+        let dir = if descending {
+            "descending"
+        } else {
+            "ascending"
+        };
         Generated {
             question: format!(
                 "Sort these words in {dir} order by Unicode code point (ASCII order, so every \
@@ -107,7 +111,11 @@ impl Family for WordSorting {
                 words.join(", "),
                 answer_instruction(
                     "as the sorted words separated by commas",
-                    if descending { "zulu, Yankee, Xray" } else { "Xray, Yankee, zulu" }
+                    if descending {
+                        "zulu, Yankee, Xray"
+                    } else {
+                        "Xray, Yankee, zulu"
+                    }
                 )
             ),
             answer: gold,
@@ -122,7 +130,11 @@ impl Family for WordSorting {
         let Some(words) = instance.metadata.get("words").and_then(|w| w.as_array()) else {
             return 0.0;
         };
-        let Some(words) = words.iter().map(|w| w.as_str()).collect::<Option<Vec<&str>>>() else {
+        let Some(words) = words
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Option<Vec<&str>>>()
+        else {
             return 0.0;
         };
         let descending = match instance.metadata.get("order").and_then(|o| o.as_str()) {

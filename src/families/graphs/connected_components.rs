@@ -9,8 +9,8 @@
 //! number of components is the number of non-empty groups (recounted, not assumed).
 //!
 //! Levels (vertices, groups, extra edges per vertex): 1: 4..=6, 1..=3, 0.0 ·
-//! 2: 6..=9, 1..=4, 0.1 · 3: 9..=14, 2..=6, 0.2 · 4: 14..=22, 2..=9, 0.3 ·
-//! 5: 22..=35, 3..=14, 0.4.
+//! 2: 6..=9, 1..=4, 0.1 · 3: 9..=14, 2..=5, 0.2 · 4: 14..=22, 2..=7, 0.3 ·
+//! 5: 22..=35, 3..=10, 0.4.
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
@@ -25,9 +25,9 @@ pub struct ConnectedComponents;
 const PARAMS: [(usize, usize, usize, usize, f64); 5] = [
     (4, 6, 1, 3, 0.0),
     (6, 9, 1, 4, 0.1),
-    (9, 14, 2, 6, 0.2),
-    (14, 22, 2, 9, 0.3),
-    (22, 35, 3, 14, 0.4),
+    (9, 14, 2, 5, 0.2),
+    (14, 22, 2, 7, 0.3),
+    (22, 35, 3, 10, 0.4),
 ];
 
 fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -87,7 +87,10 @@ impl Family for ConnectedComponents {
             }
             let k = (g.len() as f64 * extra).round() as usize;
             for _ in 0..k {
-                let (a, b) = (g[rng.random_range(0..g.len())], g[rng.random_range(0..g.len())]);
+                let (a, b) = (
+                    g[rng.random_range(0..g.len())],
+                    g[rng.random_range(0..g.len())],
+                );
                 if a != b && !edges.contains(&(a, b)) && !edges.contains(&(b, a)) {
                     edges.push((a, b));
                 }
@@ -107,11 +110,21 @@ impl Family for ConnectedComponents {
             touched[u] = true;
             touched[v] = true;
         }
-        let isolated: Vec<String> =
-            (0..n).filter(|&v| !touched[v]).map(|v| v.to_string()).collect();
+        let isolated: Vec<String> = (0..n)
+            .filter(|&v| !touched[v])
+            .map(|v| v.to_string())
+            .collect();
         let gold = components(n, &edges);
-        let edge_line = if edges.is_empty() { "none".to_string() } else { edges_text(&edges, "-") };
-        let iso_line = if isolated.is_empty() { "none".to_string() } else { isolated.join(", ") };
+        let edge_line = if edges.is_empty() {
+            "none".to_string()
+        } else {
+            edges_text(&edges, "-")
+        };
+        let iso_line = if isolated.is_empty() {
+            "none".to_string()
+        } else {
+            isolated.join(", ")
+        };
         Generated {
             question: format!(
                 "An undirected graph has the vertices 0 to {}.\nEdges: {edge_line}\n\

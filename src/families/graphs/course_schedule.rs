@@ -118,7 +118,11 @@ impl Family for CourseSchedule {
             pairs.swap(i, j);
         }
         let gold = match kahn(n, &pairs) {
-            Some(o) => o.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+            Some(o) => o
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             None => "impossible".to_string(),
         };
         let listing: Vec<String> = pairs
@@ -152,7 +156,11 @@ impl Family for CourseSchedule {
             return 0.0;
         };
         if kahn(n, &pairs).is_none() {
-            return if parse::eq_ci(answer, "impossible") { 1.0 } else { 0.0 };
+            return if parse::eq_ci(answer, "impossible") {
+                1.0
+            } else {
+                0.0
+            };
         }
         let Some(items) = parse::list_items(answer) else {
             return 0.0;
@@ -170,7 +178,11 @@ impl Family for CourseSchedule {
             }
             pos[v] = i;
         }
-        if pairs.iter().all(|&(a, b)| pos[b] < pos[a]) { 1.0 } else { 0.0 }
+        if pairs.iter().all(|&(a, b)| pos[b] < pos[a]) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 

@@ -25,8 +25,13 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 pub struct GraphColor;
 
 /// (min vertices, max vertices, colours, p edge) per level.
-const PARAMS: [(usize, usize, u64, f64); 5] =
-    [(4, 5, 3, 0.4), (6, 7, 3, 0.45), (8, 10, 3, 0.5), (10, 13, 3, 0.6), (14, 18, 4, 0.6)];
+const PARAMS: [(usize, usize, u64, f64); 5] = [
+    (4, 5, 3, 0.4),
+    (6, 7, 3, 0.45),
+    (8, 10, 3, 0.5),
+    (10, 13, 3, 0.6),
+    (14, 18, 4, 0.6),
+];
 
 /// Parse `v:c` pairs into a colour per vertex; `None` unless every vertex `0..n`
 /// appears exactly once with a colour in `1..=k`.
@@ -44,7 +49,10 @@ fn parse_colouring(s: &str, n: usize, k: u64) -> Option<Vec<u64>> {
         }
         let (v, c) = piece.split_once(':')?;
         let v = v.trim();
-        let v = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(v);
+        let v = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .unwrap_or(v);
         let v = usize::try_from(parse::int(v)?).ok()?;
         let c = u64::try_from(parse::int(c)?).ok()?;
         if v >= n || colour[v] != 0 || !(1..=k).contains(&c) {
@@ -90,7 +98,11 @@ impl Family for GraphColor {
                 break (planted, edges);
             }
         };
-        let gold: Vec<String> = planted.iter().enumerate().map(|(v, c)| format!("{v}:{c}")).collect();
+        let gold: Vec<String> = planted
+            .iter()
+            .enumerate()
+            .map(|(v, c)| format!("{v}:{c}"))
+            .collect();
         Generated {
             question: format!(
                 "Colour the vertices of this undirected graph using the colours 1 to {k} so \
@@ -120,7 +132,11 @@ impl Family for GraphColor {
         let Some(col) = parse_colouring(answer, n, k) else {
             return 0.0;
         };
-        if edges.iter().all(|&(u, v)| col[u] != col[v]) { 1.0 } else { 0.0 }
+        if edges.iter().all(|&(u, v)| col[u] != col[v]) {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
 
@@ -131,13 +147,28 @@ mod tests {
     #[test]
     fn colourings_parse_strictly() {
         assert_eq!(parse_colouring("0:1, 1:2,2:3", 3, 3), Some(vec![1, 2, 3]));
-        assert_eq!(parse_colouring("{\"0\": 1, \"1\": 2}", 2, 3), Some(vec![1, 2]));
+        assert_eq!(
+            parse_colouring("{\"0\": 1, \"1\": 2}", 2, 3),
+            Some(vec![1, 2])
+        );
         assert_eq!(parse_colouring("0:1\n1:2", 2, 2), Some(vec![1, 2]));
         assert_eq!(parse_colouring("0:1, 1:2", 3, 3), None, "missing vertex");
-        assert_eq!(parse_colouring("0:1, 0:2, 1:1", 2, 3), None, "repeated vertex");
-        assert_eq!(parse_colouring("0:1, 1:4", 2, 3), None, "colour out of range");
+        assert_eq!(
+            parse_colouring("0:1, 0:2, 1:1", 2, 3),
+            None,
+            "repeated vertex"
+        );
+        assert_eq!(
+            parse_colouring("0:1, 1:4", 2, 3),
+            None,
+            "colour out of range"
+        );
         assert_eq!(parse_colouring("0:0, 1:1", 2, 3), None, "colour 0");
         assert_eq!(parse_colouring("0:1, 1:2 ok", 2, 3), None, "trailing junk");
-        assert_eq!(parse_colouring("0:1, 5:2", 2, 3), None, "vertex out of range");
+        assert_eq!(
+            parse_colouring("0:1, 5:2", 2, 3),
+            None,
+            "vertex out of range"
+        );
     }
 }

@@ -35,8 +35,12 @@ const PARAMS: [(usize, usize, f64, f64); 5] = [
 ];
 
 /// (row delta, column delta, name) of each move, in BFS order.
-const MOVES: [(isize, isize, &str); 4] =
-    [(-1, 0, "up"), (1, 0, "down"), (0, -1, "left"), (0, 1, "right")];
+const MOVES: [(isize, isize, &str); 4] = [
+    (-1, 0, "up"),
+    (1, 0, "down"),
+    (0, -1, "left"),
+    (0, 1, "right"),
+];
 
 fn find(g: &[Vec<u8>], ch: u8) -> Option<(usize, usize)> {
     let mut found = None;
@@ -126,7 +130,11 @@ impl Family for ShortestPath {
             let rows = rng.random_range(lo..=hi);
             let cols = rng.random_range(lo..=hi);
             let mut g: Vec<Vec<u8>> = (0..rows)
-                .map(|_| (0..cols).map(|_| if rng.random_bool(pb) { b'X' } else { b'O' }).collect())
+                .map(|_| {
+                    (0..cols)
+                        .map(|_| if rng.random_bool(pb) { b'X' } else { b'O' })
+                        .collect()
+                })
                 .collect();
             let s = rng.random_range(0..rows * cols);
             let mut t = rng.random_range(0..rows * cols - 1);
@@ -141,8 +149,10 @@ impl Family for ShortestPath {
                 }
             }
         };
-        let rows: Vec<String> =
-            grid.iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect();
+        let rows: Vec<String> = grid
+            .iter()
+            .map(|r| String::from_utf8_lossy(r).into_owned())
+            .collect();
         let gold = path.map_or_else(|| "infeasible".to_string(), |p| p.join(" "));
         Generated {
             question: format!(
@@ -169,7 +179,11 @@ impl Family for ShortestPath {
             return 0.0;
         };
         let Some(best) = best else {
-            return if parse::eq_ci(answer, "infeasible") { 1.0 } else { 0.0 };
+            return if parse::eq_ci(answer, "infeasible") {
+                1.0
+            } else {
+                0.0
+            };
         };
         let Some(items) = parse::list_items(answer) else {
             return 0.0;
@@ -199,8 +213,14 @@ mod tests {
 
     #[test]
     fn routes() {
-        let g: Vec<Vec<u8>> = ["*OX", "XOO", "XX#"].iter().map(|r| r.as_bytes().to_vec()).collect();
-        assert_eq!(bfs(&g).unwrap().unwrap(), vec!["right", "down", "right", "down"]);
+        let g: Vec<Vec<u8>> = ["*OX", "XOO", "XX#"]
+            .iter()
+            .map(|r| r.as_bytes().to_vec())
+            .collect();
+        assert_eq!(
+            bfs(&g).unwrap().unwrap(),
+            vec!["right", "down", "right", "down"]
+        );
         let g: Vec<Vec<u8>> = ["*X", "X#"].iter().map(|r| r.as_bytes().to_vec()).collect();
         assert_eq!(bfs(&g).unwrap(), None);
         let g: Vec<Vec<u8>> = ["OO", "X#"].iter().map(|r| r.as_bytes().to_vec()).collect();
