@@ -119,7 +119,7 @@ pub(crate) fn words_with_len(min: usize, max: usize) -> &'static [&'static str] 
 }
 
 /// Length of the longest word in the list (a unit test keeps it honest).
-pub(crate) const MAX_WORD: usize = 15;
+pub(crate) const MAX_WORD: usize = 14;
 
 /// `k` distinct indices of `0..n` in random order (partial Fisher-Yates).
 pub(crate) fn distinct_indices(rng: &mut ChaCha20Rng, n: usize, k: usize) -> Vec<usize> {

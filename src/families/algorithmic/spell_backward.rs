@@ -6,7 +6,7 @@
 //! punctuation) scores 0 — unlike reasoning-gym, whose scorer gives full credit to the
 //! right word followed by junk.
 //!
-//! Levels (word length): 1: 3..=4 · 2: 5..=6 · 3: 7..=8 · 4: 9..=11 · 5: 12..=15.
+//! Levels (word length): 1: 3..=4 · 2: 5..=6 · 3: 7..=8 · 4: 9..=11 · 5: 12..=14.
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
@@ -17,7 +17,7 @@ use crate::families::{Category, Family, Generated, Instance, Level, answer_instr
 
 pub struct SpellBackward;
 
-const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 15)];
+const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 14)];
 
 fn reversed(w: &str) -> String {
     w.chars().rev().collect()

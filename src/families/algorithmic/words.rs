@@ -2,7 +2,7 @@
 //! (`word_sorting`, `spell_backward`, `caesar_cipher`, `letter_counting`).
 //!
 //! Every entry is lowercase ASCII letters only, with no duplicates (a unit test checks
-//! both). Lengths run from 3 to 15 letters so that every level of `spell_backward` has
+//! both). Lengths run from 3 to 14 letters so that every level of `spell_backward` has
 //! enough words to draw from.
 
 pub static WORDS: &[&str] = &[
