@@ -12,14 +12,18 @@
 
 use std::collections::VecDeque;
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{grid_answer_is, grid_text, meta_int_grid};
+use super::common::{cached_params, grid_answer_is, grid_text, meta_int_grid};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct BinaryMatrix;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, p zero) per level.
 const PARAMS: [(usize, usize, f64); 5] = [
@@ -125,7 +129,7 @@ impl Family for BinaryMatrix {
                 )
             ),
             answer: grid_text(&gold),
-            metadata: json!({"params": self.level_params(level), "matrix": m}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

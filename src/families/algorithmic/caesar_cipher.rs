@@ -23,11 +23,13 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{MAX_WORD, meta_str, meta_u64, words_with_len};
+use super::common::{MAX_WORD, cached_params, meta_str, meta_u64, words_with_len};
 use super::words::WORDS;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct CaesarCipher;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, max word length, max key, key stated) per level.
 const PARAMS: [(usize, usize, usize, u8, bool); 5] = [
@@ -115,7 +117,7 @@ impl Family for CaesarCipher {
             ),
             answer: plain.clone(),
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "ciphertext": cipher,
                 "key": key,
                 "plaintext": plain,

@@ -8,7 +8,7 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
 use super::words::WORDS;
-use crate::families::{Instance, parse};
+use crate::families::{Family, Instance, Level, parse};
 
 /// Largest grid side or list length accepted from metadata; anything bigger is treated
 /// as a corrupted instance (the generators stay far below it).
@@ -59,6 +59,16 @@ pub(crate) fn meta_char_grid(inst: &Instance, key: &str) -> Option<Vec<Vec<u8>>>
     (w > 0 && w <= META_LIMIT && out.iter().all(|r| r.len() == w)).then_some(out)
 }
 
+/// A family's `level_params` as JSON, built once per family and level and cloned
+/// afterwards (cloning a small `serde_json` map is cheaper than building one).
+pub(crate) fn cached_params(
+    cell: &'static OnceLock<Vec<serde_json::Value>>,
+    family: &dyn Family,
+    level: Level,
+) -> serde_json::Value {
+    cell.get_or_init(|| Level::all().map(|l| family.level_params(l)).collect())[level.idx()].clone()
+}
+
 /// Integer grid as text: one row per line, cells separated by single spaces.
 pub(crate) fn grid_text(grid: &[Vec<i64>]) -> String {
     let mut s = String::with_capacity(grid.len() * grid.first().map_or(0, |r| r.len()) * 3);
@@ -70,10 +80,20 @@ pub(crate) fn grid_text(grid: &[Vec<i64>]) -> String {
             if j > 0 {
                 s.push(' ');
             }
-            s.push_str(&v.to_string());
+            push_int(&mut s, *v);
         }
     }
     s
+}
+
+/// Append the decimal form of `v` without a temporary allocation.
+pub(crate) fn push_int(s: &mut String, v: i64) {
+    if (0..10).contains(&v) {
+        s.push(char::from(b'0' + v as u8));
+    } else {
+        use std::fmt::Write;
+        let _ = write!(s, "{v}");
+    }
 }
 
 /// Does `answer` parse (see [`parse::int_grid`]) to exactly `want`?

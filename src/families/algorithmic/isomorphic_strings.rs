@@ -16,14 +16,18 @@
 //! yes/no answer no example can avoid being right half the time, and a fixed one
 //! carries no information about the instance.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{distinct_indices, meta_str};
+use super::common::{cached_params, distinct_indices, meta_str};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct IsomorphicStrings;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min len, max len, min alphabet, max alphabet) per level.
 const PARAMS: [(usize, usize, usize, usize); 5] = [
@@ -115,7 +119,7 @@ impl Family for IsomorphicStrings {
                 answer_instruction("as the single word true or false", "true")
             ),
             answer: want.to_string(),
-            metadata: json!({"params": self.level_params(level), "s": s, "t": t}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "s": s, "t": t}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

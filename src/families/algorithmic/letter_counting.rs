@@ -12,14 +12,18 @@
 //! Gold: a direct count over the text's bytes. Verifier: one integer
 //! (`families::parse::int`).
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{MAX_WORD, int_example, meta_str, words_with_len};
+use super::common::{MAX_WORD, cached_params, int_example, meta_str, words_with_len};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct LetterCounting;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, max word length, p capitalised, p absent letter) per level.
 const PARAMS: [(usize, usize, usize, f64, f64); 5] = [
@@ -97,7 +101,7 @@ impl Family for LetterCounting {
             ),
             answer: gold.to_string(),
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "text": text,
                 "letter": letter_s,
             }),

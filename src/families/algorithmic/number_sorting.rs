@@ -15,13 +15,18 @@
 //! so that many share their integer part.
 //! Direction: ascending or descending with equal probability.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
+use super::common::cached_params;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct NumberSorting;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min count, max count, lowest value, highest value, max decimal places) per level.
 const PARAMS: [(usize, usize, i64, i64, u32); 5] = [
@@ -187,7 +192,7 @@ impl Family for NumberSorting {
                 answer_instruction("as the sorted numbers separated by commas", example)
             ),
             answer: gold.join(", "),
-            metadata: json!({"params": self.level_params(level), "numbers": numbers, "order": dir}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "numbers": numbers, "order": dir}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

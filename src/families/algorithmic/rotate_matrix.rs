@@ -8,14 +8,18 @@
 //! 2: n = 3, 0..=9, 90/180/270 · 3: n = 4, 0..=20, 90/180/270 ·
 //! 4: n = 5..=6, 0..=99, 90/180/270 · 5: n = 7..=9, 0..=99, 90/180/270.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{grid_answer_is, grid_text, meta_int_grid, meta_u64};
+use super::common::{cached_params, grid_answer_is, grid_text, meta_int_grid, meta_u64};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct RotateMatrix;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, max value, number of angles from [90, 180, 270]) per level.
 const PARAMS: [(usize, usize, i64, usize); 5] = [
@@ -83,7 +87,7 @@ impl Family for RotateMatrix {
                 )
             ),
             answer: grid_text(&gold),
-            metadata: json!({"params": self.level_params(level), "matrix": m, "degrees": degrees}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m, "degrees": degrees}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

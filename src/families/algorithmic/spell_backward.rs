@@ -8,14 +8,18 @@
 //!
 //! Levels (word length): 1: 3..=4 · 2: 5..=6 · 3: 7..=8 · 4: 9..=11 · 5: 12..=14.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{meta_str, words_with_len};
+use super::common::{cached_params, meta_str, words_with_len};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct SpellBackward;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 14)];
 
@@ -52,7 +56,7 @@ impl Family for SpellBackward {
                 answer_instruction("as one word", "olleh")
             ),
             answer: gold,
-            metadata: json!({"params": self.level_params(level), "word": word}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "word": word}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -9,14 +9,18 @@
 //! 0..=9 · 3: 4..=5 rows and columns, 0..=20 · 4: 5..=7 rows and columns, 0..=99 ·
 //! 5: 7..=10 rows and columns, 0..=99.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{grid_text, list_answer_is, meta_int_grid};
+use super::common::{cached_params, grid_text, list_answer_is, meta_int_grid};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
 
 pub struct SpiralMatrix;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, square only, max value) per level.
 const PARAMS: [(usize, usize, bool, i64); 5] = [
@@ -104,7 +108,7 @@ impl Family for SpiralMatrix {
                 )
             ),
             answer: gold_s.join(" "),
-            metadata: json!({"params": self.level_params(level), "matrix": m}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -13,15 +13,20 @@
 //! upper-case or with one random upper-case letter.
 //! Direction: ascending or descending with equal probability at every level.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
+use super::common::cached_params;
 use super::common::distinct_indices;
 use super::words::WORDS;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct WordSorting;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, p transformed, transformation kinds 0..=3) per level.
 const PARAMS: [(usize, usize, f64, u8); 5] = [
@@ -120,7 +125,7 @@ impl Family for WordSorting {
             ),
             answer: gold,
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "words": words,
                 "order": dir,
             }),

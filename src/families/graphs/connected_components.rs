@@ -12,14 +12,19 @@
 //! 2: 6..=9, 1..=4, 0.1 · 3: 9..=14, 2..=5, 0.2 · 4: 14..=22, 2..=7, 0.3 ·
 //! 5: 22..=35, 3..=10, 0.4.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use super::common::{edges_text, int_example, meta_edges, meta_n};
+use crate::families::algorithmic::common::cached_params;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct ConnectedComponents;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min n, max n, min groups, max groups, extra edges per vertex) per level.
 const PARAMS: [(usize, usize, usize, usize, f64); 5] = [
@@ -135,7 +140,7 @@ impl Family for ConnectedComponents {
             ),
             answer: gold.to_string(),
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "n": n,
                 "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(),
                 "isolated": (0..n).filter(|&v| !touched[v]).collect::<Vec<_>>(),

@@ -22,15 +22,20 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use super::common::{meta_edges, meta_n};
+use crate::families::algorithmic::common::cached_params;
 use crate::families::algorithmic::common::distinct_indices;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct CourseSchedule;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min n, max n, min prereqs per course, max prereqs per course, min cycle, max cycle,
 /// p infeasible) per level.
@@ -142,7 +147,7 @@ impl Family for CourseSchedule {
             ),
             answer: gold,
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "n": n,
                 "prerequisites": pairs.iter().map(|&(a, b)| [a, b]).collect::<Vec<_>>(),
             }),

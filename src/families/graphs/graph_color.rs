@@ -15,14 +15,19 @@
 //! vertices): 1: 4..=5, 3, 0.4 · 2: 6..=7, 3, 0.45 · 3: 8..=10, 3, 0.5 ·
 //! 4: 10..=13, 3, 0.6 · 5: 14..=18, 4, 0.6.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use super::common::{edges_text, meta_edges, meta_n, meta_u64};
+use crate::families::algorithmic::common::cached_params;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct GraphColor;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min vertices, max vertices, colours, p edge) per level.
 const PARAMS: [(usize, usize, u64, f64); 5] = [
@@ -115,7 +120,7 @@ impl Family for GraphColor {
             ),
             answer: gold.join(", "),
             metadata: json!({
-                "params": self.level_params(level),
+                "params": cached_params(&PARAMS_JSON, self, level),
                 "n": n,
                 "colours": k,
                 "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(),

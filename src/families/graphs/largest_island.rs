@@ -10,15 +10,20 @@
 //! islands are large and winding).
 //! Gold: iterative flood fill with an explicit stack.
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use super::common::{int_example, meta_int_grid};
+use crate::families::algorithmic::common::cached_params;
 use crate::families::algorithmic::common::grid_text;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct LargestIsland;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, min p land, max p land) per level.
 const PARAMS: [(usize, usize, f64, f64); 5] = [
@@ -29,41 +34,45 @@ const PARAMS: [(usize, usize, f64, f64); 5] = [
     (11, 15, 0.45, 0.6),
 ];
 
-/// Largest 4-connected area of 1s; `None` if the grid holds anything but 0 and 1.
+/// Largest 4-connected area of 1s; `None` if the grid is ragged or holds anything but
+/// 0 and 1.
 fn largest(g: &[Vec<i64>]) -> Option<i64> {
     let rows = g.len();
     let cols = g.first().map_or(0, |r| r.len());
-    if g.iter().flatten().any(|&v| v != 0 && v != 1) || g.iter().any(|r| r.len() != cols) {
-        return None;
+    // Flat copy with a water border, so neighbours need no bounds checks.
+    let w = cols + 2;
+    let mut land = vec![false; (rows + 2) * w];
+    for (r, row) in g.iter().enumerate() {
+        if row.len() != cols {
+            return None;
+        }
+        for (c, &v) in row.iter().enumerate() {
+            match v {
+                0 => {}
+                1 => land[(r + 1) * w + c + 1] = true,
+                _ => return None,
+            }
+        }
     }
-    let mut seen = vec![false; rows * cols];
     let mut stack = Vec::new();
     let mut best = 0;
-    for r0 in 0..rows {
-        for c0 in 0..cols {
-            if g[r0][c0] != 1 || seen[r0 * cols + c0] {
-                continue;
-            }
-            seen[r0 * cols + c0] = true;
-            stack.push((r0, c0));
-            let mut area = 0;
-            while let Some((r, c)) = stack.pop() {
-                area += 1;
-                let nbrs = [
-                    (r.wrapping_sub(1), c),
-                    (r + 1, c),
-                    (r, c.wrapping_sub(1)),
-                    (r, c + 1),
-                ];
-                for (nr, nc) in nbrs {
-                    if nr < rows && nc < cols && g[nr][nc] == 1 && !seen[nr * cols + nc] {
-                        seen[nr * cols + nc] = true;
-                        stack.push((nr, nc));
-                    }
+    for start in 0..land.len() {
+        if !land[start] {
+            continue;
+        }
+        land[start] = false;
+        stack.push(start);
+        let mut area = 0;
+        while let Some(i) = stack.pop() {
+            area += 1;
+            for j in [i - w, i + w, i - 1, i + 1] {
+                if land[j] {
+                    land[j] = false;
+                    stack.push(j);
                 }
             }
-            best = best.max(area);
         }
+        best = best.max(area);
     }
     Some(best)
 }
@@ -104,7 +113,7 @@ impl Family for LargestIsland {
                 answer_instruction("as a single integer", &int_example(gold))
             ),
             answer: gold.to_string(),
-            metadata: json!({"params": self.level_params(level), "grid": g}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": g}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -16,14 +16,19 @@
 
 use std::collections::VecDeque;
 
+use std::sync::OnceLock;
+
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use super::common::meta_char_grid;
+use crate::families::algorithmic::common::cached_params;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct ShortestPath;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, p blocked, p infeasible) per level.
 const PARAMS: [(usize, usize, f64, f64); 5] = [
@@ -168,7 +173,7 @@ impl Family for ShortestPath {
                 )
             ),
             answer: gold,
-            metadata: json!({"params": self.level_params(level), "grid": rows}),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": rows}),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
