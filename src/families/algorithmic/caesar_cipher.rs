@@ -56,8 +56,38 @@ fn dictionary() -> &'static HashSet<String> {
     D.get_or_init(|| WORDS.iter().map(|w| w.to_ascii_uppercase()).collect())
 }
 
+/// A word's letters relative to its first letter (mod 26): the same for every shift
+/// of the word, different for words that are not shifts of each other.
+fn shift_signature(w: &[u8]) -> Vec<u8> {
+    let first = w.first().copied().unwrap_or(b'A');
+    w.iter().map(|&b| (b + 26 - first) % 26).collect()
+}
+
+/// Signatures shared by two or more dictionary words (such as `CHEER` and `JOLLY`).
+fn shared_signatures() -> &'static HashSet<Vec<u8>> {
+    static S: OnceLock<HashSet<Vec<u8>>> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut seen = HashSet::new();
+        let mut shared = HashSet::new();
+        for w in WORDS {
+            let sig = shift_signature(w.to_ascii_uppercase().as_bytes());
+            if !seen.insert(sig.clone()) {
+                shared.insert(sig);
+            }
+        }
+        shared
+    })
+}
+
 /// Does a key other than `key` also turn every cipher word into a dictionary word?
+/// A cipher word whose signature no two dictionary words share decodes to a
+/// dictionary word under one key only, which settles the question without trying
+/// all 25 keys.
 fn ambiguous(cipher: &str, key: u8) -> bool {
+    let shared = shared_signatures();
+    if cipher.split(' ').any(|w| !shared.contains(&shift_signature(w.as_bytes()))) {
+        return false;
+    }
     let d = dictionary();
     (1..26u8)
         .filter(|&k| k != key)
@@ -145,6 +175,20 @@ impl Family for CaesarCipher {
 #[cfg(test)]
 mod tests {
     use super::shift;
+
+    #[test]
+    fn ambiguity_is_detected() {
+        // Find two list words that are shifts of each other (like ADD and BEE).
+        let words: Vec<String> = super::WORDS.iter().map(|w| w.to_ascii_uppercase()).collect();
+        let pair = words.iter().find_map(|a| {
+            (1..26u8).find_map(|k| words.contains(&shift(a, k)).then(|| (a.clone(), k)))
+        });
+        let (a, k) = pair.expect("the list has words that are shifts of each other");
+        // Encrypted with key `key`, `a` also decodes under key `key - k` to a list word.
+        let key = if k == 3 { 4 } else { 3 };
+        assert!(super::ambiguous(&shift(&a, key), key), "{a} / {k}");
+        assert!(!super::ambiguous(&shift("MOUNTAIN GARDEN", 4), 4));
+    }
 
     #[test]
     fn shifts_wrap() {
