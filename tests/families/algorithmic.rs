@@ -500,3 +500,22 @@ fn questions_never_show_the_gold_as_the_example() {
         }
     }
 }
+
+#[test]
+fn metadata_carries_the_level_params() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for level in Level::all() {
+            let x = families::generate(fam, level, 2, 4);
+            assert_eq!(
+                x.metadata["params"],
+                fam.level_params(level),
+                "{f} L{}",
+                level.get()
+            );
+            seen.insert(fam.level_params(level).to_string());
+        }
+        assert_eq!(seen.len(), 5, "{f}: two levels share their parameters");
+    }
+}

@@ -85,7 +85,10 @@ fn shared_signatures() -> &'static HashSet<Vec<u8>> {
 /// all 25 keys.
 fn ambiguous(cipher: &str, key: u8) -> bool {
     let shared = shared_signatures();
-    if cipher.split(' ').any(|w| !shared.contains(&shift_signature(w.as_bytes()))) {
+    if cipher
+        .split(' ')
+        .any(|w| !shared.contains(&shift_signature(w.as_bytes())))
+    {
         return false;
     }
     let d = dictionary();
@@ -179,7 +182,10 @@ mod tests {
     #[test]
     fn ambiguity_is_detected() {
         // Find two list words that are shifts of each other (like ADD and BEE).
-        let words: Vec<String> = super::WORDS.iter().map(|w| w.to_ascii_uppercase()).collect();
+        let words: Vec<String> = super::WORDS
+            .iter()
+            .map(|w| w.to_ascii_uppercase())
+            .collect();
         let pair = words.iter().find_map(|a| {
             (1..26u8).find_map(|k| words.contains(&shift(a, k)).then(|| (a.clone(), k)))
         });

@@ -14,6 +14,9 @@ use crate::families::{Family, Instance, Level, parse};
 /// as a corrupted instance (the generators stay far below it).
 pub(crate) const META_LIMIT: usize = 4096;
 
+/// Largest number of grid cells accepted from metadata (bounds verifier memory).
+pub(crate) const META_CELLS: usize = 1 << 16;
+
 pub(crate) fn meta_str<'a>(inst: &'a Instance, key: &str) -> Option<&'a str> {
     inst.metadata.get(key)?.as_str()
 }
@@ -42,7 +45,7 @@ pub(crate) fn meta_int_grid(inst: &Instance, key: &str) -> Option<Vec<Vec<i64>>>
         );
     }
     let w = out[0].len();
-    out.iter().all(|r| r.len() == w).then_some(out)
+    (out.len() * w <= META_CELLS && out.iter().all(|r| r.len() == w)).then_some(out)
 }
 
 /// A rectangular, non-empty grid stored as an array of equally long strings.
@@ -56,7 +59,7 @@ pub(crate) fn meta_char_grid(inst: &Instance, key: &str) -> Option<Vec<Vec<u8>>>
         .map(|r| r.as_str().map(|s| s.as_bytes().to_vec()))
         .collect::<Option<_>>()?;
     let w = out[0].len();
-    (w > 0 && w <= META_LIMIT && out.iter().all(|r| r.len() == w)).then_some(out)
+    (w > 0 && out.len() * w <= META_CELLS && out.iter().all(|r| r.len() == w)).then_some(out)
 }
 
 /// A family's `level_params` as JSON, built once per family and level and cloned
