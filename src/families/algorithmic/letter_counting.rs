@@ -11,6 +11,8 @@
 //! 4: 20..=40 words, any length, 0.35, 0.1 · 5: 40..=80 words, any length, 0.5, 0.1.
 //! Gold: a direct count over the text's bytes. Verifier: one integer
 //! (`families::parse::int`).
+//! The format example in the question is one more than the largest possible answer,
+//! so it is never the gold and says nothing about it.
 
 use std::sync::OnceLock;
 
@@ -18,7 +20,7 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{MAX_WORD, cached_params, int_example, meta_str, words_with_len};
+use super::common::{MAX_WORD, cached_params, count_example, meta_str, words_with_len};
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
 pub struct LetterCounting;
@@ -97,7 +99,7 @@ impl Family for LetterCounting {
             question: format!(
                 "How many times does the letter \"{letter_s}\" appear in the following text? \
                  Count upper-case and lower-case occurrences alike.\n\nText: \"{text}\"\n\n{}",
-                answer_instruction("as a single integer", &int_example(gold as i64))
+                answer_instruction("as a single integer", &count_example(text.len()))
             ),
             answer: gold.to_string(),
             metadata: json!({

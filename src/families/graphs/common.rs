@@ -5,7 +5,7 @@
 use crate::families::Instance;
 
 pub(crate) use crate::families::algorithmic::common::{
-    META_LIMIT, int_example, meta_char_grid, meta_int_grid, meta_u64,
+    META_LIMIT, count_example, meta_char_grid, meta_int_grid, meta_u64,
 };
 
 /// Vertex count from metadata key `n`, bounded by [`META_LIMIT`].

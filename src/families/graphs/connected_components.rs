@@ -11,6 +11,8 @@
 //! Levels (vertices, groups, extra edges per vertex): 1: 4..=6, 1..=3, 0.0 ·
 //! 2: 6..=9, 1..=4, 0.1 · 3: 9..=14, 2..=5, 0.2 · 4: 14..=22, 2..=7, 0.3 ·
 //! 5: 22..=35, 3..=10, 0.4.
+//! The format example in the question is one more than the largest possible answer,
+//! so it is never the gold and says nothing about it.
 
 use std::sync::OnceLock;
 
@@ -18,7 +20,7 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{edges_text, int_example, meta_edges, meta_n};
+use super::common::{count_example, edges_text, meta_edges, meta_n};
 use crate::families::algorithmic::common::cached_params;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
 
@@ -136,7 +138,7 @@ impl Family for ConnectedComponents {
                  Isolated vertices (in no edge): {iso_line}\n\nHow many connected components \
                  does the graph have? An isolated vertex is a component by itself.\n{}",
                 n - 1,
-                answer_instruction("as a single integer", &int_example(gold as i64))
+                answer_instruction("as a single integer", &count_example(n))
             ),
             answer: gold.to_string(),
             metadata: json!({

@@ -9,6 +9,8 @@
 //! 4: 8..=11, 0.4..=0.6 · 5: 11..=15, 0.45..=0.6 (near the percolation threshold, so
 //! islands are large and winding).
 //! Gold: iterative flood fill with an explicit stack.
+//! The format example in the question is one more than the largest possible answer,
+//! so it is never the gold and says nothing about it.
 
 use std::sync::OnceLock;
 
@@ -16,7 +18,7 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{int_example, meta_int_grid};
+use super::common::{count_example, meta_int_grid};
 use crate::families::algorithmic::common::cached_params;
 use crate::families::algorithmic::common::grid_text;
 use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
@@ -110,7 +112,7 @@ impl Family for LargestIsland {
                  diagonally); its area is the number of cells in it. What is the area of the \
                  largest island? If there is no land, the answer is 0.\n{}",
                 grid_text(&g),
-                answer_instruction("as a single integer", &int_example(gold))
+                answer_instruction("as a single integer", &count_example(rows * cols))
             ),
             answer: gold.to_string(),
             metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": g}),
