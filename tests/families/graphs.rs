@@ -497,3 +497,23 @@ fn metadata_carries_the_level_params() {
         assert_eq!(seen.len(), 5, "{f}: two levels share their parameters");
     }
 }
+
+/// Higher levels ask bigger questions: the mean question length grows with the level.
+#[test]
+fn levels_grow_in_size() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        let mean = |level: u8| {
+            let l = Level::new(level).unwrap();
+            (0..40)
+                .map(|i| families::generate(fam, l, 8, i).question.len())
+                .sum::<usize>() as f64
+                / 40.0
+        };
+        let m: Vec<f64> = (1..=5).map(mean).collect();
+        assert!(
+            m[0] < m[2] && m[2] < m[4],
+            "{f}: mean question lengths {m:?}"
+        );
+    }
+}
