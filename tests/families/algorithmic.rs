@@ -1,7 +1,541 @@
-//! Independent re-solvers for this category's families.
+//! Independent re-solvers for the algorithmic families, and focused verifier tests.
+//!
+//! Each re-solver reads only `metadata` and uses a different method from the
+//! generator (e.g. char-level work instead of byte tables, brute force instead of BFS,
+//! direct index formulas instead of repeated quarter turns).
+
+use harness_rl::families::algorithmic::words::WORDS;
+use harness_rl::families::{self, Instance, Level};
+use serde_json::{Value, json};
 
 use crate::Resolver;
 
+fn s<'a>(inst: &'a Instance, key: &str) -> &'a str {
+    inst.metadata[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
+}
+
+fn strs<'a>(inst: &'a Instance, key: &str) -> Vec<&'a str> {
+    inst.metadata[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+fn matrix(inst: &Instance) -> Vec<Vec<i64>> {
+    serde_json::from_value(inst.metadata["matrix"].clone()).unwrap()
+}
+
+fn grid_string(m: &[Vec<i64>]) -> String {
+    m.iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Char by char, lower-casing full Unicode chars.
+fn letter_counting(inst: &Instance) -> String {
+    let letter = s(inst, "letter")
+        .chars()
+        .next()
+        .unwrap()
+        .to_lowercase()
+        .next()
+        .unwrap();
+    s(inst, "text")
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|&c| c == letter)
+        .count()
+        .to_string()
+}
+
+/// Insertion sort on code-point vectors.
+fn word_sorting(inst: &Instance) -> String {
+    let mut w: Vec<Vec<u32>> = strs(inst, "words")
+        .iter()
+        .map(|x| x.chars().map(u32::from).collect())
+        .collect();
+    for i in 1..w.len() {
+        let mut j = i;
+        while j > 0 && w[j - 1] > w[j] {
+            w.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    if s(inst, "order") == "descending" {
+        w.reverse();
+    }
+    w.iter()
+        .map(|x| {
+            x.iter()
+                .map(|&c| char::from_u32(c).unwrap())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Index from the end.
+fn spell_backward(inst: &Instance) -> String {
+    let w = s(inst, "word").as_bytes();
+    (0..w.len()).map(|i| w[w.len() - 1 - i] as char).collect()
+}
+
+/// Fixed point with 10 decimals built from the digit strings, selection sort.
+fn number_sorting(inst: &Instance) -> String {
+    let key = |x: &str| -> i128 {
+        let (neg, body) = x.strip_prefix('-').map_or((false, x), |b| (true, b));
+        let (ip, fp) = body.split_once('.').unwrap_or((body, ""));
+        let frac = format!("{fp:0<10}");
+        let v: i128 = format!("{ip}{frac}").parse().unwrap();
+        if neg { -v } else { v }
+    };
+    let mut v: Vec<&str> = strs(inst, "numbers");
+    let desc = s(inst, "order") == "descending";
+    for i in 0..v.len() {
+        let mut best = i;
+        for j in i + 1..v.len() {
+            let better = if desc {
+                key(v[j]) > key(v[best])
+            } else {
+                key(v[j]) < key(v[best])
+            };
+            if better {
+                best = j;
+            }
+        }
+        v.swap(i, best);
+    }
+    v.join(", ")
+}
+
+/// Try every shift without looking at the key; exactly one decodes to list words.
+fn caesar_cipher(inst: &Instance) -> String {
+    let cipher = s(inst, "ciphertext");
+    let decode = |k: u8| -> String {
+        cipher
+            .chars()
+            .map(|c| {
+                if c.is_ascii_uppercase() {
+                    (((c as u8 - b'A' + 26 - k) % 26) + b'A') as char
+                } else {
+                    c
+                }
+            })
+            .collect()
+    };
+    let fits: Vec<String> = (0..26u8)
+        .map(decode)
+        .filter(|p| {
+            p.split(' ')
+                .all(|w| WORDS.iter().any(|x| x.eq_ignore_ascii_case(w)))
+        })
+        .collect();
+    if inst.level >= 3 {
+        assert_eq!(fits.len(), 1, "{}: ambiguous decryptions {fits:?}", inst.id);
+    }
+    let key = inst.metadata["key"].as_u64().unwrap() as u8;
+    decode(key)
+}
+
+/// Direct index formulas for each angle.
+fn rotate_matrix(inst: &Instance) -> String {
+    let m = matrix(inst);
+    let n = m.len();
+    let deg = inst.metadata["degrees"].as_u64().unwrap();
+    let out: Vec<Vec<i64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| match deg {
+                    90 => m[n - 1 - j][i],
+                    180 => m[n - 1 - i][n - 1 - j],
+                    270 => m[j][n - 1 - i],
+                    _ => panic!("angle {deg}"),
+                })
+                .collect()
+        })
+        .collect();
+    grid_string(&out)
+}
+
+/// Walk with a direction that turns right on hitting a wall or a visited cell.
+fn spiral_matrix(inst: &Instance) -> String {
+    let m = matrix(inst);
+    let (rows, cols) = (m.len() as i64, m[0].len() as i64);
+    let mut seen = vec![vec![false; cols as usize]; rows as usize];
+    let dirs = [(0, 1), (1, 0), (0, -1), (-1, 0)];
+    let (mut r, mut c, mut d) = (0i64, 0i64, 0usize);
+    let mut out = Vec::new();
+    for _ in 0..rows * cols {
+        out.push(m[r as usize][c as usize].to_string());
+        seen[r as usize][c as usize] = true;
+        let ok = |r: i64, c: i64| {
+            r >= 0 && c >= 0 && r < rows && c < cols && !seen[r as usize][c as usize]
+        };
+        if !ok(r + dirs[d].0, c + dirs[d].1) {
+            d = (d + 1) % 4;
+        }
+        r += dirs[d].0;
+        c += dirs[d].1;
+    }
+    out.join(" ")
+}
+
+/// Brute force: Manhattan distance to every zero.
+fn binary_matrix(inst: &Instance) -> String {
+    let m = matrix(inst);
+    let zeros: Vec<(i64, i64)> = m
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| {
+            row.iter()
+                .enumerate()
+                .filter(|(_, v)| **v == 0)
+                .map(move |(c, _)| (r as i64, c as i64))
+        })
+        .collect();
+    let out: Vec<Vec<i64>> = (0..m.len() as i64)
+        .map(|r| {
+            (0..m[0].len() as i64)
+                .map(|c| {
+                    zeros
+                        .iter()
+                        .map(|&(zr, zc)| (zr - r).abs() + (zc - c).abs())
+                        .min()
+                        .unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    grid_string(&out)
+}
+
+/// Same first-occurrence pattern in both strings.
+fn isomorphic_strings(inst: &Instance) -> String {
+    let pattern = |x: &str| -> Vec<usize> {
+        let cs: Vec<char> = x.chars().collect();
+        cs.iter()
+            .map(|c| cs.iter().position(|d| d == c).unwrap())
+            .collect()
+    };
+    (pattern(s(inst, "s")) == pattern(s(inst, "t"))).to_string()
+}
+
 pub fn resolvers() -> Vec<Resolver> {
-    vec![]
+    vec![
+        Resolver {
+            family: "letter_counting",
+            unique: true,
+            solve: letter_counting,
+        },
+        Resolver {
+            family: "word_sorting",
+            unique: true,
+            solve: word_sorting,
+        },
+        Resolver {
+            family: "spell_backward",
+            unique: true,
+            solve: spell_backward,
+        },
+        Resolver {
+            family: "number_sorting",
+            unique: true,
+            solve: number_sorting,
+        },
+        Resolver {
+            family: "caesar_cipher",
+            unique: true,
+            solve: caesar_cipher,
+        },
+        Resolver {
+            family: "rotate_matrix",
+            unique: true,
+            solve: rotate_matrix,
+        },
+        Resolver {
+            family: "spiral_matrix",
+            unique: true,
+            solve: spiral_matrix,
+        },
+        Resolver {
+            family: "binary_matrix",
+            unique: true,
+            solve: binary_matrix,
+        },
+        Resolver {
+            family: "isomorphic_strings",
+            unique: true,
+            solve: isomorphic_strings,
+        },
+    ]
+}
+
+// ---- focused verifier tests -------------------------------------------------------
+
+fn inst(family: &str, metadata: Value, answer: &str) -> Instance {
+    Instance {
+        id: format!("{family}/test"),
+        family: family.into(),
+        level: 1,
+        seed: 0,
+        index: 0,
+        question: String::new(),
+        answer: answer.into(),
+        metadata,
+    }
+}
+
+fn verify(family: &str, i: &Instance, answer: &str) -> f64 {
+    families::get(family).unwrap().verify(i, answer)
+}
+
+const MINE: [&str; 9] = [
+    "letter_counting",
+    "word_sorting",
+    "spell_backward",
+    "number_sorting",
+    "caesar_cipher",
+    "rotate_matrix",
+    "spiral_matrix",
+    "binary_matrix",
+    "isomorphic_strings",
+];
+
+#[test]
+fn corrupted_metadata_scores_zero_without_panicking() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        for level in Level::all() {
+            let good = families::generate(fam, level, 3, 9);
+            assert_eq!(fam.verify(&good, &good.answer), 1.0, "{f}");
+            for bad in [
+                json!(null),
+                json!({}),
+                json!({"matrix": [[1, 2], [3]], "words": [1, 2], "numbers": ["x"],
+                         "text": 5, "letter": "ab", "word": null, "ciphertext": "ABC", "key": 99, "s": 1}),
+            ] {
+                let mut b = good.clone();
+                b.metadata = bad;
+                assert_eq!(
+                    fam.verify(&b, &good.answer),
+                    0.0,
+                    "{f} with corrupted metadata"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn number_sorting_compares_exact_decimals() {
+    let i = inst(
+        "number_sorting",
+        json!({"numbers": ["2.5", "-0.07", "10", "2.5"], "order": "ascending"}),
+        "-0.07, 2.5, 2.5, 10",
+    );
+    for ok in [
+        "-0.07, 2.5, 2.5, 10",
+        "[-0.070, 2.50, 2.5, 10.0]",
+        "-.07 2.5 +2.5 10",
+        "-0.07,2.5,2.5,10",
+    ] {
+        assert_eq!(verify("number_sorting", &i, ok), 1.0, "{ok}");
+    }
+    for bad in [
+        "-0.07, 2.5, 10",             // lost a repeat
+        "-0.07, 2.5, 2.5, 11",        // off by one (reasoning-gym accepts this)
+        "-0.07, 2.5, 2.5, 9.9999999", // float-ish rounding
+        "-0.07, 2.4999999, 2.5, 10",
+        "10, 2.5, 2.5, -0.07", // wrong direction
+        "-0.07, 2.5, 2.5, 10, 10",
+        "-0.07, 2.5, 2.5, 1e1",
+        "-0.07, 2.5, 2.5, 10 done",
+    ] {
+        assert_eq!(verify("number_sorting", &i, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn spell_backward_is_case_insensitive_but_rejects_junk() {
+    let i = inst("spell_backward", json!({"word": "garden"}), "nedrag");
+    assert_eq!(verify("spell_backward", &i, " NEDRAG "), 1.0);
+    assert_eq!(verify("spell_backward", &i, "NeDrAg"), 1.0);
+    for bad in [
+        "nedrag junk",
+        "nedrag.",
+        "n e d r a g",
+        "garden",
+        "nedra",
+        "nedragg",
+        "\"nedrag\"",
+    ] {
+        assert_eq!(verify("spell_backward", &i, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn word_sorting_is_exact_about_order_and_case() {
+    let i = inst(
+        "word_sorting",
+        json!({"words": ["pear", "Apple", "fig", "APPLE"], "order": "ascending"}),
+        "",
+    );
+    assert_eq!(verify("word_sorting", &i, "APPLE, Apple, fig, pear"), 1.0);
+    assert_eq!(verify("word_sorting", &i, "[APPLE Apple fig pear]"), 1.0);
+    for bad in [
+        "Apple, APPLE, fig, pear",
+        "apple, apple, fig, pear",
+        "APPLE, Apple, fig",
+        "APPLE, Apple, fig, pear, pear",
+        "pear, fig, Apple, APPLE",
+    ] {
+        assert_eq!(verify("word_sorting", &i, bad), 0.0, "{bad}");
+    }
+    let d = inst(
+        "word_sorting",
+        json!({"words": ["pear", "Apple", "fig"], "order": "descending"}),
+        "",
+    );
+    assert_eq!(verify("word_sorting", &d, "pear, fig, Apple"), 1.0);
+}
+
+#[test]
+fn letter_counting_counts_both_cases() {
+    let i = inst(
+        "letter_counting",
+        json!({"text": "Eel eats Every evening", "letter": "e"}),
+        "7",
+    );
+    assert_eq!(verify("letter_counting", &i, "7"), 1.0);
+    assert_eq!(verify("letter_counting", &i, "+7"), 1.0);
+    for bad in ["5", "7 times", "seven", "7.0", "7, 8"] {
+        assert_eq!(verify("letter_counting", &i, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn caesar_and_isomorphic_tolerate_case_and_spacing_only() {
+    let i = inst(
+        "caesar_cipher",
+        json!({"ciphertext": "KHOOR ZRUOG", "key": 3}),
+        "HELLO WORLD",
+    );
+    assert_eq!(verify("caesar_cipher", &i, "hello   world"), 1.0);
+    for bad in [
+        "hello world.",
+        "helloworld",
+        "hello world again",
+        "KHOOR ZRUOG",
+    ] {
+        assert_eq!(verify("caesar_cipher", &i, bad), 0.0, "{bad}");
+    }
+    let j = inst(
+        "isomorphic_strings",
+        json!({"s": "paper", "t": "title"}),
+        "true",
+    );
+    assert_eq!(verify("isomorphic_strings", &j, "TRUE"), 1.0);
+    for bad in ["false", "yes", "true.", "true false", "1"] {
+        assert_eq!(verify("isomorphic_strings", &j, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn matrix_families_check_every_cell() {
+    let r = inst(
+        "rotate_matrix",
+        json!({"matrix": [[1, 2], [3, 4]], "degrees": 90}),
+        "3 1\n4 2",
+    );
+    assert_eq!(verify("rotate_matrix", &r, "[[3, 1], [4, 2]]"), 1.0);
+    for bad in ["3 1 4 2", "2 4\n1 3", "3 1\n4 2\n0 0", "3 1\n4"] {
+        assert_eq!(verify("rotate_matrix", &r, bad), 0.0, "{bad}");
+    }
+    let s = inst(
+        "spiral_matrix",
+        json!({"matrix": [[1, 2, 3], [4, 5, 6]]}),
+        "1 2 3 6 5 4",
+    );
+    assert_eq!(verify("spiral_matrix", &s, "[1, 2, 3, 6, 5, 4]"), 1.0);
+    assert_eq!(verify("spiral_matrix", &s, "1 2 3 4 5 6"), 0.0);
+    let b = inst(
+        "binary_matrix",
+        json!({"matrix": [[1, 1, 1], [1, 1, 0]]}),
+        "3 2 1\n2 1 0",
+    );
+    assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 0"), 1.0);
+    assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 1"), 0.0);
+    // A matrix without zeros is corrupted: nothing scores.
+    let z = inst("binary_matrix", json!({"matrix": [[1, 1]]}), "0 0");
+    assert_eq!(verify("binary_matrix", &z, "0 0"), 0.0);
+}
+
+#[test]
+fn questions_never_show_the_gold_as_the_example() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        for level in Level::all() {
+            for i in 0..40 {
+                let x = families::generate(fam, level, 5, i);
+                let ex = x.question.rsplit("for example <answer>").next().unwrap();
+                let ex = ex.trim_end_matches("</answer>.");
+                if f != "isomorphic_strings" {
+                    assert_ne!(
+                        fam.verify(&x, ex),
+                        1.0,
+                        "{f}: example {ex:?} is a right answer"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn metadata_carries_the_level_params() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for level in Level::all() {
+            let x = families::generate(fam, level, 2, 4);
+            assert_eq!(
+                x.metadata["params"],
+                fam.level_params(level),
+                "{f} L{}",
+                level.get()
+            );
+            seen.insert(fam.level_params(level).to_string());
+        }
+        assert_eq!(seen.len(), 5, "{f}: two levels share their parameters");
+    }
+}
+
+/// Higher levels ask bigger questions: the mean question length grows with the level.
+#[test]
+fn levels_grow_in_size() {
+    for f in MINE {
+        let fam = families::get(f).unwrap();
+        let mean = |level: u8| {
+            let l = Level::new(level).unwrap();
+            (0..40)
+                .map(|i| families::generate(fam, l, 8, i).question.len())
+                .sum::<usize>() as f64
+                / 40.0
+        };
+        let m: Vec<f64> = (1..=5).map(mean).collect();
+        assert!(
+            m[0] < m[2] && m[2] < m[4],
+            "{f}: mean question lengths {m:?}"
+        );
+    }
 }

@@ -1,0 +1,152 @@
+//! `isomorphic_strings`: can one string be turned into the other by a one-to-one
+//! replacement of characters?
+//!
+//! Two strings are isomorphic when there is a bijection between their characters that
+//! maps the first string onto the second position by position (so they have equal
+//! length, equal characters map to equal characters, and different characters to
+//! different characters). Answer `true` or `false`, case-insensitive; nothing else.
+//!
+//! Levels (string length, alphabet size for the first string):
+//! 1: 2..=3, 2..=3 letters · 2: 4..=5, 3..=4 · 3: 6..=8, 3..=6 · 4: 9..=12, 4..=8 ·
+//! 5: 13..=20, 5..=12. Half the instances are isomorphic; a non-isomorphic pair
+//! differs from an isomorphic one by a single character (a merge or a split of a
+//! mapping), which is what makes it hard.
+//!
+//! The format example in the question is always `true`, whatever the answer: with a
+//! yes/no answer no example can avoid being right half the time, and a fixed one
+//! carries no information about the instance.
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+
+use super::common::{cached_params, distinct_indices, meta_str};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+
+pub struct IsomorphicStrings;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+
+/// (min len, max len, min alphabet, max alphabet) per level.
+const PARAMS: [(usize, usize, usize, usize); 5] = [
+    (2, 3, 2, 3),
+    (4, 5, 3, 4),
+    (6, 8, 3, 6),
+    (9, 12, 4, 8),
+    (13, 20, 5, 12),
+];
+
+/// Canonical pattern check in both directions with fixed 256-entry tables.
+fn isomorphic(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut fwd = [0u16; 256];
+    let mut back = [0u16; 256];
+    for (&x, &y) in a.iter().zip(b) {
+        let (fx, by) = (fwd[x as usize], back[y as usize]);
+        if fx == 0 && by == 0 {
+            fwd[x as usize] = u16::from(y) + 1;
+            back[y as usize] = u16::from(x) + 1;
+        } else if fx != u16::from(y) + 1 || by != u16::from(x) + 1 {
+            return false;
+        }
+    }
+    true
+}
+
+fn letters(idx: &[usize]) -> Vec<u8> {
+    idx.iter().map(|&i| b'a' + i as u8).collect()
+}
+
+impl Family for IsomorphicStrings {
+    fn name(&self) -> &'static str {
+        "isomorphic_strings"
+    }
+    fn category(&self) -> Category {
+        Category::Algorithmic
+    }
+    fn description(&self) -> &'static str {
+        "Decide whether two strings are isomorphic (true/false)"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (lo, hi, amin, amax) = PARAMS[level.idx()];
+        json!({"length_min": lo, "length_max": hi, "alphabet_min": amin, "alphabet_max": amax,
+               "p_isomorphic": 0.5})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (lo, hi, amin, amax) = PARAMS[level.idx()];
+        let want = rng.random_bool(0.5);
+        let (s, t) = loop {
+            let n = rng.random_range(lo..=hi);
+            let k = rng.random_range(amin..=amax).min(n);
+            let src = letters(&distinct_indices(rng, 26, k));
+            let s: Vec<u8> = (0..n).map(|_| src[rng.random_range(0..k)]).collect();
+            let image = letters(&distinct_indices(rng, 26, 26));
+            let mut t: Vec<u8> = s.iter().map(|&c| image[(c - b'a') as usize]).collect();
+            if !want {
+                // Replace one position by another letter: either one already used in
+                // `t` (merging two classes) or a fresh one (splitting a class).
+                let i = rng.random_range(0..n);
+                let pick = if rng.random_bool(0.5) {
+                    t[rng.random_range(0..n)]
+                } else {
+                    image[rng.random_range(0..26)]
+                };
+                t[i] = pick;
+            }
+            let (s, t) = (
+                String::from_utf8(s).unwrap_or_default(),
+                String::from_utf8(t).unwrap_or_default(),
+            );
+            if isomorphic(&s, &t) == want {
+                break (s, t);
+            }
+        };
+        Generated {
+            question: format!(
+                "Are the strings \"{s}\" and \"{t}\" isomorphic? Two strings are isomorphic if \
+                 the characters of the first can be replaced to get the second, where every \
+                 occurrence of a character is replaced by the same character, no two different \
+                 characters are replaced by the same character, and the order is kept (a \
+                 character may map to itself).\n{}",
+                answer_instruction("as the single word true or false", "true")
+            ),
+            answer: want.to_string(),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "s": s, "t": t}),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let (Some(s), Some(t)) = (meta_str(instance, "s"), meta_str(instance, "t")) else {
+            return 0.0;
+        };
+        let want = isomorphic(s, t);
+        let got = match answer.trim().to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            _ => return 0.0,
+        };
+        if got == want { 1.0 } else { 0.0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::isomorphic;
+
+    #[test]
+    fn classic_cases() {
+        assert!(isomorphic("egg", "add"));
+        assert!(!isomorphic("foo", "bar"));
+        assert!(isomorphic("paper", "title"));
+        assert!(!isomorphic("ab", "aa"));
+        assert!(!isomorphic("aa", "ab"));
+        assert!(!isomorphic("abc", "ab"));
+    }
+}

@@ -1,0 +1,123 @@
+//! `rotate_matrix`: rotate a square matrix clockwise by 90, 180 or 270 degrees.
+//!
+//! Answer: the rotated matrix, one row per line, numbers separated by spaces (the
+//! bracketed form `[[1, 2], [3, 4]]` is accepted too, see `families::parse::grid`).
+//! Compared exactly, cell by cell.
+//!
+//! Levels (side n, cell values, angles): 1: n = 2, 0..=9, 90 or 180 ·
+//! 2: n = 3, 0..=9, 90/180/270 · 3: n = 4, 0..=20, 90/180/270 ·
+//! 4: n = 5..=6, 0..=99, 90/180/270 · 5: n = 7..=9, 0..=99, 90/180/270.
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+
+use super::common::{cached_params, grid_answer_is, grid_text, meta_int_grid, meta_u64};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+
+pub struct RotateMatrix;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+
+/// (min side, max side, max value, number of angles from [90, 180, 270]) per level.
+const PARAMS: [(usize, usize, i64, usize); 5] = [
+    (2, 2, 9, 2),
+    (3, 3, 9, 3),
+    (4, 4, 20, 3),
+    (5, 6, 99, 3),
+    (7, 9, 99, 3),
+];
+
+/// Rotate clockwise by `quarter` quarter turns, one quarter turn at a time:
+/// cell (r, c) of a clockwise quarter turn comes from (n-1-c, r).
+fn rotate(m: &[Vec<i64>], quarters: u64) -> Vec<Vec<i64>> {
+    let mut cur = m.to_vec();
+    for _ in 0..quarters % 4 {
+        let n = cur.len();
+        let w = cur.first().map_or(0, |r| r.len());
+        let next: Vec<Vec<i64>> = (0..w)
+            .map(|r| (0..n).map(|c| cur[n - 1 - c][r]).collect())
+            .collect();
+        cur = next;
+    }
+    cur
+}
+
+impl Family for RotateMatrix {
+    fn name(&self) -> &'static str {
+        "rotate_matrix"
+    }
+    fn category(&self) -> Category {
+        Category::Algorithmic
+    }
+    fn description(&self) -> &'static str {
+        "Rotate a square matrix clockwise by 90, 180 or 270 degrees"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (lo, hi, vmax, angles) = PARAMS[level.idx()];
+        json!({"side_min": lo, "side_max": hi, "value_min": 0, "value_max": vmax,
+               "angles": &[90, 180, 270][..angles]})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (lo, hi, vmax, angles) = PARAMS[level.idx()];
+        let n = rng.random_range(lo..=hi);
+        let m: Vec<Vec<i64>> = (0..n)
+            .map(|_| (0..n).map(|_| rng.random_range(0..=vmax)).collect())
+            .collect();
+        let degrees = 90 * rng.random_range(1..=angles as u64);
+        let gold = rotate(&m, degrees / 90);
+        // A 2x2 or 3x3 example of a different size than the matrix is never the gold.
+        let example = if n == 2 {
+            "1 2 3\n4 5 6\n7 8 9"
+        } else {
+            "1 2\n3 4"
+        };
+        Generated {
+            question: format!(
+                "Rotate this {n}x{n} matrix {degrees} degrees clockwise.\n\n{}\n\n{}",
+                grid_text(&m),
+                answer_instruction(
+                    "as the rotated matrix, one row per line, numbers separated by spaces",
+                    example
+                )
+            ),
+            answer: grid_text(&gold),
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m, "degrees": degrees}),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let (Some(m), Some(deg)) = (
+            meta_int_grid(instance, "matrix"),
+            meta_u64(instance, "degrees"),
+        ) else {
+            return 0.0;
+        };
+        if deg % 90 != 0 || m.len() != m[0].len() {
+            return 0.0;
+        }
+        if grid_answer_is(answer, &rotate(&m, deg / 90)) {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rotate;
+
+    #[test]
+    fn quarter_turns() {
+        let m = vec![vec![1, 2], vec![3, 4]];
+        assert_eq!(rotate(&m, 1), vec![vec![3, 1], vec![4, 2]]);
+        assert_eq!(rotate(&m, 2), vec![vec![4, 3], vec![2, 1]]);
+        assert_eq!(rotate(&m, 3), vec![vec![2, 4], vec![1, 3]]);
+        assert_eq!(rotate(&m, 4), m);
+    }
+}

@@ -1,0 +1,78 @@
+//! `spell_backward`: write a word with its letters in reverse order.
+//!
+//! Case-insensitive (the question says so): `OLLEH` and `olleh` are both right for
+//! `hello`. The answer must be the reversed word alone, as one word: surrounding
+//! whitespace is ignored, but anything else (trailing words, spaces between letters,
+//! punctuation) scores 0 — unlike reasoning-gym, whose scorer gives full credit to the
+//! right word followed by junk.
+//!
+//! Levels (word length): 1: 3..=4 · 2: 5..=6 · 3: 7..=8 · 4: 9..=11 · 5: 12..=14.
+
+use std::sync::OnceLock;
+
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+
+use super::common::{cached_params, meta_str, words_with_len};
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+
+pub struct SpellBackward;
+
+static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+
+const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 14)];
+
+fn reversed(w: &str) -> String {
+    w.chars().rev().collect()
+}
+
+impl Family for SpellBackward {
+    fn name(&self) -> &'static str {
+        "spell_backward"
+    }
+    fn category(&self) -> Category {
+        Category::Algorithmic
+    }
+    fn description(&self) -> &'static str {
+        "Spell a word backwards (case-insensitive)"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let (lo, hi) = LENGTHS[level.idx()];
+        json!({"length_min": lo, "length_max": hi})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let (lo, hi) = LENGTHS[level.idx()];
+        let pool = words_with_len(lo, hi);
+        let word = pool[rng.random_range(0..pool.len())];
+        let gold = reversed(word);
+        Generated {
+            question: format!(
+                "Spell the word \"{word}\" backwards: write its letters in reverse order as a \
+                 single word, with no spaces or punctuation. Case does not matter.\n{}",
+                answer_instruction("as one word", "olleh")
+            ),
+            answer: gold,
+            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "word": word}),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let Some(word) = meta_str(instance, "word") else {
+            return 0.0;
+        };
+        let a = answer.trim();
+        let want = reversed(word);
+        if a.chars().count() == want.chars().count()
+            && a.chars()
+                .zip(want.chars())
+                .all(|(x, y)| x.to_lowercase().eq(y.to_lowercase()))
+        {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
