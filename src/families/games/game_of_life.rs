@@ -91,7 +91,7 @@ impl Family for GameOfLife {
                 *c = u8::from(rng.random_bool(DENSITY));
             }
             let end = simulate(&start, rows, cols, steps);
-            if end.iter().any(|&c| c == 1) && end != start {
+            if end.contains(&1) && end != start {
                 break end;
             }
         };

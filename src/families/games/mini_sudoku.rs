@@ -31,9 +31,9 @@ const fn box_of(i: usize) -> usize {
 /// Bitmask (bits 1..=4) of digits already used in the row, column and box of `i`.
 fn used(g: &[u8; 16], i: usize) -> u8 {
     let mut m = 0u8;
-    for j in 0..16 {
+    for (j, &d) in g.iter().enumerate() {
         if j != i && (j / 4 == i / 4 || j % 4 == i % 4 || box_of(j) == box_of(i)) {
-            m |= 1 << g[j];
+            m |= 1 << d;
         }
     }
     m
