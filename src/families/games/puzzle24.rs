@@ -54,7 +54,8 @@ impl Q {
         Q { n, d: 1 }
     }
     fn new(n: i128, d: i128) -> Option<Q> {
-        if d == 0 {
+        // `i128::MIN` has no absolute value; such magnitudes are overflow here anyway.
+        if d == 0 || n == i128::MIN || d == i128::MIN {
             return None;
         }
         let g = gcd(n, d).max(1);
@@ -89,11 +90,64 @@ impl Q {
     }
 }
 
-/// Depth-first search combining two items at a time; the expression of the first hit.
-fn dfs(items: &mut Vec<(Q, String)>, target: Q) -> Option<String> {
-    if items.len() == 1 {
-        return (items[0].0 == target).then(|| items[0].1.clone());
+/// A node of an expression built by the search: a given number, or `(op, left, right)`
+/// with children indexing the arena.
+#[derive(Clone, Copy)]
+enum Node {
+    Leaf(u32),
+    Bin(u8, usize, usize),
+}
+
+fn render(arena: &[Node], at: usize) -> String {
+    match arena[at] {
+        Node::Leaf(x) => x.to_string(),
+        Node::Bin(op, a, b) => {
+            format!("({} {} {})", render(arena, a), op as char, render(arena, b))
+        }
     }
+}
+
+/// An unreduced fraction for the search: with at most 5 numbers of at most 25 both
+/// parts stay far below `i64::MAX` (each is at most `2^5` times the product of the
+/// numbers), so no gcd is needed; values are compared by cross-multiplication.
+#[derive(Clone, Copy)]
+struct Fr {
+    n: i64,
+    d: i64,
+}
+
+impl Fr {
+    fn apply(self, op: u8, o: Fr) -> Option<Fr> {
+        Some(match op {
+            b'+' => Fr {
+                n: self.n * o.d + o.n * self.d,
+                d: self.d * o.d,
+            },
+            b'-' => Fr {
+                n: self.n * o.d - o.n * self.d,
+                d: self.d * o.d,
+            },
+            b'*' => Fr {
+                n: self.n * o.n,
+                d: self.d * o.d,
+            },
+            _ if o.n == 0 => return None,
+            _ => Fr {
+                n: self.n * o.d,
+                d: self.d * o.n,
+            },
+        })
+    }
+}
+
+/// Depth-first search combining two items at a time (items are `(value, arena
+/// index)`); returns the arena index of the first expression equal to `target`.
+fn dfs(items: &[(Fr, usize)], target: i64, arena: &mut Vec<Node>) -> Option<usize> {
+    if items.len() == 1 {
+        let v = items[0].0;
+        return (v.n == target * v.d).then_some(items[0].1);
+    }
+    let mut next: [(Fr, usize); 8] = [(Fr { n: 0, d: 1 }, 0); 8];
     for i in 0..items.len() {
         for j in 0..items.len() {
             if i == j {
@@ -104,26 +158,41 @@ fn dfs(items: &mut Vec<(Q, String)>, target: Q) -> Option<String> {
                 if (op == b'+' || op == b'*') && i > j {
                     continue;
                 }
-                let (a, b) = (&items[i], &items[j]);
+                let (a, b) = (items[i], items[j]);
                 let Some(v) = a.0.apply(op, b.0) else {
                     continue;
                 };
-                let s = format!("({} {} {})", a.1, op as char, b.1);
-                let (hi, lo) = (i.max(j), i.min(j));
-                let rb = items.remove(hi);
-                let ra = items.remove(lo);
-                items.push((v, s));
-                let found = dfs(items, target);
-                items.pop();
-                items.insert(lo, ra);
-                items.insert(hi, rb);
-                if found.is_some() {
-                    return found;
+                let mark = arena.len();
+                arena.push(Node::Bin(op, a.1, b.1));
+                let mut k = 0;
+                for (m, &x) in items.iter().enumerate() {
+                    if m != i && m != j {
+                        next[k] = x;
+                        k += 1;
+                    }
                 }
+                next[k] = (v, mark);
+                if let Some(found) = dfs(&next[..=k], target, arena) {
+                    return Some(found);
+                }
+                arena.truncate(mark);
             }
         }
     }
     None
+}
+
+/// An expression over `nums` (at most 5 numbers, each at most 25) equal to `target`.
+fn solve(nums: &[u32], target: i64) -> Option<String> {
+    debug_assert!(nums.len() <= 5 && nums.iter().all(|&x| x <= 25));
+    let mut arena: Vec<Node> = nums.iter().map(|&x| Node::Leaf(x)).collect();
+    let items: Vec<(Fr, usize)> = nums
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (Fr { n: x.into(), d: 1 }, i))
+        .collect();
+    let root = dfs(&items, target, &mut arena)?;
+    Some(render(&arena, root))
 }
 
 fn strip_outer(s: String) -> String {
@@ -285,11 +354,7 @@ impl Family for Puzzle24 {
         let (nums, target, expr) = 'outer: loop {
             let nums: Vec<u32> = (0..count).map(|_| rng.random_range(1..=max)).collect();
             if lo == hi {
-                let mut items: Vec<(Q, String)> = nums
-                    .iter()
-                    .map(|&x| (Q::int(x.into()), x.to_string()))
-                    .collect();
-                if let Some(e) = dfs(&mut items, Q::int(lo.into())) {
+                if let Some(e) = solve(&nums, lo) {
                     break (nums, lo, e);
                 }
                 continue;

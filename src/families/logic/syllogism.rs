@@ -8,7 +8,8 @@
 //! Validity is decided by brute force over set models, never by a rule table: with
 //! `t` terms there are `2^t` Venn regions, and a model says which regions are
 //! non-empty; the conclusion follows when it holds in every model (out of `2^(2^t)`)
-//! that satisfies the premises and leaves no term empty. An undistributed middle ("all
+//! that satisfies the premises and leaves no term empty (see `models` for the two
+//! shortcuts that cannot change a verdict). An undistributed middle ("all
 //! P are M, all S are M, so all S are P") therefore comes out "no", because a model
 //! with S inside M but outside P exists. Premise sets with no model are redrawn.
 //! "Yes" and "no" instances are drawn with equal probability.
@@ -105,15 +106,33 @@ fn holds((mask, empty): (u32, bool), model: u32) -> bool {
 }
 
 /// Every model (set of non-empty regions) with no empty term satisfying `premises`.
+///
+/// The enumeration is exhaustive over the regions that can matter: the region outside
+/// every term is left empty (no statement mentions it, so it cannot change a verdict),
+/// and regions that a universal premise requires to be empty are not switched on (a
+/// model with them would fail that premise). Every other subset is checked.
 fn models(premises: &[Stmt], terms: usize) -> Vec<u32> {
     let term_masks: Vec<u32> = (0..terms).map(|t| regions(terms, t, None)).collect();
     let keys: Vec<(u32, bool)> = premises.iter().map(|p| p.key(terms)).collect();
-    let n_regions = 1u32 << terms;
-    let all: u64 = 1u64 << n_regions;
-    (0..all)
-        .map(|m| m as u32)
-        .filter(|&m| term_masks.iter().all(|&t| m & t != 0) && keys.iter().all(|&k| holds(k, m)))
-        .collect()
+    let every: u32 = if terms == 5 {
+        u32::MAX
+    } else {
+        (1u32 << (1u32 << terms)) - 1
+    };
+    let forced_empty = keys.iter().filter(|k| k.1).fold(1u32, |acc, k| acc | k.0);
+    let free = every & !forced_empty;
+    let mut out = Vec::new();
+    let mut m = free;
+    loop {
+        if term_masks.iter().all(|&t| m & t != 0) && keys.iter().all(|&k| holds(k, m)) {
+            out.push(m);
+        }
+        if m == 0 {
+            break;
+        }
+        m = (m - 1) & free;
+    }
+    out
 }
 
 fn pair(rng: &mut ChaCha20Rng, a: usize, b: usize) -> (usize, usize) {
