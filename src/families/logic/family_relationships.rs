@@ -134,29 +134,105 @@ impl Tree {
             .into_iter()
             .chain(self.people[x].mother)
     }
+    #[cfg(test)]
     fn is_parent(&self, a: usize, b: usize) -> bool {
         self.parents(b).any(|p| p == a)
     }
+    #[cfg(test)]
     fn siblings(&self, a: usize, b: usize) -> bool {
         let (pa, pb) = (&self.people[a], &self.people[b]);
         a != b && pa.father.is_some() && pa.father == pb.father && pa.mother == pb.mother
     }
+    #[cfg(test)]
     fn grandparent(&self, a: usize, b: usize) -> bool {
         self.parents(b).any(|p| self.is_parent(a, p))
     }
+    #[cfg(test)]
     fn great_grandparent(&self, a: usize, b: usize) -> bool {
         self.parents(b).any(|p| self.grandparent(a, p))
     }
+    #[cfg(test)]
     fn uncle_aunt(&self, a: usize, b: usize) -> bool {
         let sp = self.people[a].spouse;
         self.parents(b)
             .any(|p| self.siblings(a, p) || sp.is_some_and(|s| self.siblings(s, p)))
     }
+    #[cfg(test)]
     fn cousin(&self, a: usize, b: usize) -> bool {
         self.parents(a)
             .any(|x| self.parents(b).any(|y| self.siblings(x, y)))
     }
-    /// Every table row that applies to "a is b's ___".
+    /// For every person b and table row k, the set (bitmask over people, at most 64)
+    /// of the people a with "a is b's k": the table above, computed with set algebra.
+    fn relation_masks(&self) -> Vec<[u64; 14]> {
+        let n = self.people.len();
+        let bit = |x: usize| 1u64 << x;
+        let each = |mask: u64, f: &dyn Fn(usize) -> u64| {
+            let mut out = 0u64;
+            let mut m = mask;
+            while m != 0 {
+                out |= f(m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            out
+        };
+        let par: Vec<u64> = (0..n)
+            .map(|x| self.parents(x).fold(0, |m, p| m | bit(p)))
+            .collect();
+        let sp: Vec<u64> = (0..n)
+            .map(|x| self.people[x].spouse.map_or(0, bit))
+            .collect();
+        let mut chi = vec![0u64; n];
+        for x in 0..n {
+            for p in self.parents(x) {
+                chi[p] |= bit(x);
+            }
+        }
+        let sib: Vec<u64> = (0..n)
+            .map(|x| match (self.people[x].father, self.people[x].mother) {
+                (Some(f), Some(m)) => chi[f] & chi[m] & !bit(x),
+                _ => 0,
+            })
+            .collect();
+        let spouses = |mask: u64| each(mask, &|x| sp[x]);
+        let gp: Vec<u64> = (0..n).map(|b| each(par[b], &|p| par[p])).collect();
+        let gc: Vec<u64> = (0..n).map(|b| each(chi[b], &|c| chi[c])).collect();
+        let ua: Vec<u64> = (0..n)
+            .map(|b| each(par[b], &|p| sib[p] | spouses(sib[p])))
+            .collect();
+        let mut nn = vec![0u64; n];
+        for a in 0..n {
+            let mut m = ua[a];
+            while m != 0 {
+                nn[m.trailing_zeros() as usize] |= bit(a);
+                m &= m - 1;
+            }
+        }
+        (0..n)
+            .map(|b| {
+                let spouse_of_b = self.people[b].spouse;
+                [
+                    sp[b],
+                    par[b],
+                    chi[b],
+                    sib[b],
+                    gp[b],
+                    gc[b],
+                    each(par[b], &|p| gp[p]),
+                    each(chi[b], &|c| gc[c]),
+                    ua[b],
+                    nn[b],
+                    each(par[b], &|p| each(sib[p], &|s| chi[s])),
+                    spouse_of_b.map_or(0, |s| par[s]),
+                    spouses(chi[b]),
+                    spouse_of_b.map_or(0, |s| sib[s]) | spouses(sib[b]),
+                ]
+            })
+            .collect()
+    }
+    /// Every table row that applies to "a is b's ___", rule by rule (the reference the
+    /// set algebra of [`Tree::relation_masks`] is tested against).
+    #[cfg(test)]
     fn kinds(&self, a: usize, b: usize) -> Vec<usize> {
         let (sa, sb) = (self.people[a].spouse, self.people[b].spouse);
         let rules = [
@@ -270,16 +346,20 @@ impl Family for FamilyRelationships {
         let late = level.get() >= 3;
         let (tree, a, b, kind) = loop {
             let tree = build(rng, spec, late);
-            let n = tree.people.len();
             let mut by_kind: Vec<Vec<(usize, usize)>> = vec![Vec::new(); KINDS.len()];
-            for a in 0..n {
-                for b in 0..n {
-                    if a != b {
-                        if let [k] = tree.kinds(a, b)[..] {
-                            if spec.kinds.contains(&k) {
-                                by_kind[k].push((a, b));
-                            }
-                        }
+            for (b, rows) in tree.relation_masks().iter().enumerate() {
+                // People named by exactly one row for this b.
+                let (mut ones, mut twos) = (0u64, 0u64);
+                for &m in rows {
+                    twos |= ones & m;
+                    ones |= m;
+                }
+                let unique = ones & !twos & !(1u64 << b);
+                for &k in spec.kinds {
+                    let mut m = rows[k] & unique;
+                    while m != 0 {
+                        by_kind[k].push((m.trailing_zeros() as usize, b));
+                        m &= m - 1;
                     }
                 }
             }
@@ -358,5 +438,35 @@ goes through exactly one marriage.)\n{}",
         let (a, g) = (norm_words(answer), norm_words(&instance.answer));
         let known = vocabulary().iter().any(|w| norm_words(w) == g);
         if known && a == g { 1.0 } else { 0.0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::SeedableRng;
+
+    #[test]
+    fn set_algebra_matches_the_rule_table() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        for level in 0..5 {
+            for _ in 0..40 {
+                let tree = build(&mut rng, &LEVELS[level], level >= 2);
+                let n = tree.people.len();
+                assert!(n <= 64);
+                let masks = tree.relation_masks();
+                for a in 0..n {
+                    for b in 0..n {
+                        if a == b {
+                            continue;
+                        }
+                        let by_rules = tree.kinds(a, b);
+                        let by_sets: Vec<usize> =
+                            (0..14).filter(|&k| masks[b][k] >> a & 1 == 1).collect();
+                        assert_eq!(by_rules, by_sets, "a={a} b={b}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -58,7 +58,7 @@ const VAR_TABLES: [u32; 5] = [
     var_table(4),
 ];
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Op {
     And,
     Or,
@@ -66,20 +66,36 @@ enum Op {
     Iff,
 }
 
-enum F {
+#[derive(Clone, Copy, Debug)]
+enum Kind {
     Var(usize),
-    Not(Box<F>),
-    Bin(Op, Box<F>, Box<F>),
+    Not(usize),
+    Bin(Op, usize, usize),
 }
 
-impl F {
-    /// Truth table over all 32 rows (rows beyond the used variables repeat).
-    fn table(&self) -> u32 {
-        match self {
-            F::Var(i) => VAR_TABLES[*i],
-            F::Not(a) => !a.table(),
-            F::Bin(op, a, b) => {
-                let (a, b) = (a.table(), b.table());
+/// A formula node; children index the same arena. `table` is the node's truth table
+/// over all 32 rows, computed when the node is built.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    kind: Kind,
+    table: u32,
+}
+
+/// Formulas of one instance, stored without per-node allocation; a rejected candidate
+/// is dropped by truncating the arena back to where it began.
+#[derive(Default)]
+struct Arena {
+    nodes: Vec<Node>,
+}
+
+impl Arena {
+    fn push(&mut self, kind: Kind) -> usize {
+        let t = |i: usize| self.nodes[i].table;
+        let table = match kind {
+            Kind::Var(v) => VAR_TABLES[v],
+            Kind::Not(a) => !t(a),
+            Kind::Bin(op, a, b) => {
+                let (a, b) = (t(a), t(b));
                 match op {
                     Op::And => a & b,
                     Op::Or => a | b,
@@ -87,66 +103,90 @@ impl F {
                     Op::Iff => !(a ^ b),
                 }
             }
-        }
+        };
+        self.nodes.push(Node { kind, table });
+        self.nodes.len() - 1
     }
-    fn text(&self, top: bool) -> String {
-        match self {
-            F::Var(i) => VARS[*i].to_string(),
-            F::Not(a) => format!("~{}", a.text(false)),
-            F::Bin(op, a, b) => {
+    fn table(&self, f: usize) -> u32 {
+        self.nodes[f].table
+    }
+    fn text(&self, f: usize, top: bool, out: &mut String) {
+        match self.nodes[f].kind {
+            Kind::Var(i) => out.push_str(VARS[i]),
+            Kind::Not(a) => {
+                out.push('~');
+                self.text(a, false, out);
+            }
+            Kind::Bin(op, a, b) => {
                 let sym = match op {
-                    Op::And => "&",
-                    Op::Or => "|",
-                    Op::Implies => "->",
-                    Op::Iff => "<->",
+                    Op::And => " & ",
+                    Op::Or => " | ",
+                    Op::Implies => " -> ",
+                    Op::Iff => " <-> ",
                 };
-                let inner = format!("{} {sym} {}", a.text(false), b.text(false));
-                if top { inner } else { format!("({inner})") }
+                if !top {
+                    out.push('(');
+                }
+                self.text(a, false, out);
+                out.push_str(sym);
+                self.text(b, false, out);
+                if !top {
+                    out.push(')');
+                }
             }
         }
     }
-    fn tree(&self) -> Value {
-        match self {
-            F::Var(i) => json!(["var", VARS[*i]]),
-            F::Not(a) => json!(["not", a.tree()]),
-            F::Bin(op, a, b) => {
+    fn render(&self, f: usize) -> String {
+        let mut s = String::new();
+        self.text(f, true, &mut s);
+        s
+    }
+    fn tree(&self, f: usize) -> Value {
+        match self.nodes[f].kind {
+            Kind::Var(i) => json!(["var", VARS[i]]),
+            Kind::Not(a) => json!(["not", self.tree(a)]),
+            Kind::Bin(op, a, b) => {
                 let name = match op {
                     Op::And => "and",
                     Op::Or => "or",
                     Op::Implies => "implies",
                     Op::Iff => "iff",
                 };
-                json!([name, a.tree(), b.tree()])
+                json!([name, self.tree(a), self.tree(b)])
             }
         }
     }
-}
-
-fn random_formula(rng: &mut ChaCha20Rng, vars: usize, depth: u32, iff: bool) -> F {
-    if depth == 0 || rng.random_bool(0.25) {
-        let v = F::Var(rng.random_range(0..vars));
-        return if rng.random_bool(0.3) {
-            F::Not(Box::new(v))
+    /// A random formula of depth at most `depth`; returns its root.
+    fn random(&mut self, rng: &mut ChaCha20Rng, vars: usize, depth: u32, iff: bool) -> usize {
+        if depth == 0 || rng.random_bool(0.25) {
+            let v = self.push(Kind::Var(rng.random_range(0..vars)));
+            return if rng.random_bool(0.3) {
+                self.push(Kind::Not(v))
+            } else {
+                v
+            };
+        }
+        if rng.random_bool(0.12) {
+            let a = self.random(rng, vars, depth - 1, iff);
+            return self.push(Kind::Not(a));
+        }
+        let ops: &[Op] = if iff {
+            &[Op::And, Op::Or, Op::Implies, Op::Iff]
         } else {
-            v
+            &[Op::And, Op::Or, Op::Implies]
         };
+        let op = ops[rng.random_range(0..ops.len())];
+        let a = self.random(rng, vars, depth - 1, iff);
+        // Never `x & x` or an equivalent pair: redraw the right side while it has the
+        // left side's truth table.
+        let mark = self.nodes.len();
+        let mut b = self.random(rng, vars, depth - 1, iff);
+        while self.table(b) == self.table(a) {
+            self.nodes.truncate(mark);
+            b = self.random(rng, vars, depth - 1, iff);
+        }
+        self.push(Kind::Bin(op, a, b))
     }
-    if rng.random_bool(0.12) {
-        return F::Not(Box::new(random_formula(rng, vars, depth - 1, iff)));
-    }
-    let ops: &[Op] = if iff {
-        &[Op::And, Op::Or, Op::Implies, Op::Iff]
-    } else {
-        &[Op::And, Op::Or, Op::Implies]
-    };
-    let op = ops[rng.random_range(0..ops.len())];
-    let a = random_formula(rng, vars, depth - 1, iff);
-    // Never `x & x`: redraw the right side while it repeats the left.
-    let mut b = random_formula(rng, vars, depth - 1, iff);
-    while b.text(false) == a.text(false) {
-        b = random_formula(rng, vars, depth - 1, iff);
-    }
-    F::Bin(op, Box::new(a), Box::new(b))
 }
 
 impl Family for PropositionalLogic {
@@ -174,11 +214,11 @@ impl Family for PropositionalLogic {
         } else {
             (1u32 << (1 << nv)) - 1
         };
+        let mut ar = Arena::default();
         let (premises, options, correct) = 'draw: loop {
-            let premises: Vec<F> = (0..np)
-                .map(|_| random_formula(rng, nv, depth, iff))
-                .collect();
-            let tables: Vec<u32> = premises.iter().map(|f| f.table() & rows).collect();
+            ar.nodes.clear();
+            let premises: Vec<usize> = (0..np).map(|_| ar.random(rng, nv, depth, iff)).collect();
+            let tables: Vec<u32> = premises.iter().map(|&f| ar.table(f) & rows).collect();
             let both = tables.iter().fold(rows, |acc, t| acc & t);
             // Never contradictory; and no premise may be a tautology (it would say nothing).
             if both == 0 || tables.contains(&rows) {
@@ -187,12 +227,14 @@ impl Family for PropositionalLogic {
             let entailed = |t: u32| t & both == both;
             let mut good = None;
             for _ in 0..200 {
-                let f = random_formula(rng, nv, depth, iff);
-                let t = f.table() & rows;
+                let mark = ar.nodes.len();
+                let f = ar.random(rng, nv, depth, iff);
+                let t = ar.table(f) & rows;
                 if entailed(t) && t != rows && !tables.contains(&t) {
                     good = Some(f);
                     break;
                 }
+                ar.nodes.truncate(mark);
             }
             let Some(good) = good else { continue };
             let mut opts = vec![good];
@@ -202,30 +244,32 @@ impl Family for PropositionalLogic {
                 if tries > 400 {
                     continue 'draw;
                 }
-                let f = random_formula(rng, nv, depth, iff);
-                let t = f.table() & rows;
-                let text = f.text(true);
-                if !entailed(t) && opts.iter().all(|o| o.text(true) != text) {
+                let mark = ar.nodes.len();
+                let f = ar.random(rng, nv, depth, iff);
+                let t = ar.table(f) & rows;
+                // Distractors are not entailed and no two options are equivalent.
+                if !entailed(t) && opts.iter().all(|&o| ar.table(o) & rows != t) {
                     opts.push(f);
+                } else {
+                    ar.nodes.truncate(mark);
                 }
             }
             let mut order = [0usize, 1, 2, 3];
             order.shuffle(rng);
             let correct = order.iter().position(|&i| i == 0).unwrap_or(0);
-            let mut slots: Vec<Option<F>> = opts.into_iter().map(Some).collect();
-            let options: Vec<F> = order.iter().filter_map(|&i| slots[i].take()).collect();
+            let options: Vec<usize> = order.iter().map(|&i| opts[i]).collect();
             break (premises, options, correct);
         };
         let vars = VARS[..nv].join(", ");
         let prem_text: Vec<String> = premises
             .iter()
             .enumerate()
-            .map(|(i, f)| format!("{}. {}", i + 1, f.text(true)))
+            .map(|(i, &f)| format!("{}. {}", i + 1, ar.render(f)))
             .collect();
         let opt_text: Vec<String> = options
             .iter()
             .enumerate()
-            .map(|(i, f)| format!("{}. {}", LETTERS[i], f.text(true)))
+            .map(|(i, &f)| format!("{}. {}", LETTERS[i], ar.render(f)))
             .collect();
         let question = format!(
             "In propositional logic with variables {vars}, the connectives are ~ (not), & (and), | (or, inclusive), \
@@ -245,8 +289,8 @@ follows from the premises? Exactly one does.\n{}\n\nAnswer with the letter of th
             metadata: json!({
                 "params": self.level_params(level),
                 "variables": &VARS[..nv],
-                "premises": premises.iter().map(|f| json!({"text": f.text(true), "tree": f.tree()})).collect::<Vec<_>>(),
-                "options": options.iter().map(|f| json!({"text": f.text(true), "tree": f.tree()})).collect::<Vec<_>>(),
+                "premises": premises.iter().map(|&f| json!({"text": ar.render(f), "tree": ar.tree(f)})).collect::<Vec<_>>(),
+                "options": options.iter().map(|&f| json!({"text": ar.render(f), "tree": ar.tree(f)})).collect::<Vec<_>>(),
             }),
         }
     }
@@ -264,13 +308,19 @@ mod tests {
 
     #[test]
     fn truth_tables() {
-        let p = || Box::new(F::Var(0));
-        let q = || Box::new(F::Var(1));
+        let mut ar = Arena::default();
+        let p = ar.push(Kind::Var(0));
+        let q = ar.push(Kind::Var(1));
         // Modus ponens: p & (p -> q) entails q.
-        let prem = F::Bin(Op::And, p(), Box::new(F::Bin(Op::Implies, p(), q())));
-        assert_eq!(prem.table() & F::Var(1).table(), prem.table());
+        let imp = ar.push(Kind::Bin(Op::Implies, p, q));
+        let prem = ar.push(Kind::Bin(Op::And, p, imp));
+        assert_eq!(ar.table(prem) & ar.table(q), ar.table(prem));
         // p <-> ~p is unsatisfiable.
-        assert_eq!(F::Bin(Op::Iff, p(), Box::new(F::Not(p()))).table(), 0);
-        assert_eq!(F::Bin(Op::Or, p(), q()).text(true), "p | q");
+        let np = ar.push(Kind::Not(p));
+        let contra = ar.push(Kind::Bin(Op::Iff, p, np));
+        assert_eq!(ar.table(contra), 0);
+        let or = ar.push(Kind::Bin(Op::Or, p, q));
+        assert_eq!(ar.render(or), "p | q");
+        assert_eq!(ar.render(prem), "p & (p -> q)");
     }
 }

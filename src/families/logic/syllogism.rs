@@ -8,7 +8,7 @@
 //! Validity is decided by brute force over set models, never by a rule table: with
 //! `t` terms there are `2^t` Venn regions, and a model says which regions are
 //! non-empty; the conclusion follows when it holds in every model (out of `2^(2^t)`)
-//! that satisfies the premises and leaves no term empty (see `models` for the two
+//! that satisfies the premises and leaves no term empty (see `verdicts` for the two
 //! shortcuts that cannot change a verdict). An undistributed middle ("all
 //! P are M, all S are M, so all S are P") therefore comes out "no", because a model
 //! with S inside M but outside P exists. Premise sets with no model are redrawn.
@@ -74,10 +74,6 @@ impl Stmt {
             _ => (regions(terms, x, Some((y, false))), false),
         }
     }
-    #[cfg(test)]
-    fn holds(&self, model: u32, terms: usize) -> bool {
-        holds(self.key(terms), model)
-    }
     fn text(&self, names: &[&str], varied: bool, rng: &mut ChaCha20Rng) -> String {
         let (x, y) = (names[self.subj], names[self.pred]);
         let alt = varied && rng.random_bool(0.5);
@@ -105,34 +101,51 @@ fn holds((mask, empty): (u32, bool), model: u32) -> bool {
     }
 }
 
-/// Every model (set of non-empty regions) with no empty term satisfying `premises`.
+/// Check every candidate conclusion against every model (set of non-empty regions)
+/// that leaves no term empty and satisfies `premises`. Returns `None` when there is no
+/// such model, else a bitmask: bit i set when conclusion i holds in all of them.
 ///
 /// The enumeration is exhaustive over the regions that can matter: the region outside
 /// every term is left empty (no statement mentions it, so it cannot change a verdict),
 /// and regions that a universal premise requires to be empty are not switched on (a
 /// model with them would fail that premise). Every other subset is checked.
-fn models(premises: &[Stmt], terms: usize) -> Vec<u32> {
-    let term_masks: Vec<u32> = (0..terms).map(|t| regions(terms, t, None)).collect();
-    let keys: Vec<(u32, bool)> = premises.iter().map(|p| p.key(terms)).collect();
-    let every: u32 = if terms == 5 {
-        u32::MAX
-    } else {
-        (1u32 << (1u32 << terms)) - 1
-    };
+fn verdicts(premises: &[Stmt], terms: usize, conclusions: &[Stmt]) -> Option<u32> {
+    let mut term_masks = [0u32; 4];
+    for (t, m) in term_masks.iter_mut().enumerate().take(terms) {
+        *m = regions(terms, t, None);
+    }
+    let term_masks = &term_masks[..terms];
+    let mut keys = [(0u32, false); 4];
+    for (k, p) in keys.iter_mut().zip(premises) {
+        *k = p.key(terms);
+    }
+    let keys = &keys[..premises.len()];
+    let mut ckeys = [(0u32, false); 8];
+    for (k, c) in ckeys.iter_mut().zip(conclusions) {
+        *k = c.key(terms);
+    }
+    let ckeys = &ckeys[..conclusions.len()];
+    let every: u32 = (1u32 << (1u32 << terms)) - 1;
     let forced_empty = keys.iter().filter(|k| k.1).fold(1u32, |acc, k| acc | k.0);
     let free = every & !forced_empty;
-    let mut out = Vec::new();
+    let mut any = false;
+    let mut follow = (1u32 << conclusions.len()) - 1;
     let mut m = free;
     loop {
         if term_masks.iter().all(|&t| m & t != 0) && keys.iter().all(|&k| holds(k, m)) {
-            out.push(m);
+            any = true;
+            for (i, &c) in ckeys.iter().enumerate() {
+                if !holds(c, m) {
+                    follow &= !(1 << i);
+                }
+            }
         }
         if m == 0 {
             break;
         }
         m = (m - 1) & free;
     }
-    out
+    any.then_some(follow)
 }
 
 fn pair(rng: &mut ChaCha20Rng, a: usize, b: usize) -> (usize, usize) {
@@ -202,30 +215,37 @@ impl Family for Syllogism {
                     .collect();
                 (p, (0, 3))
             };
-            let ms = models(&premises, terms);
-            if ms.is_empty() {
-                continue;
-            }
             let orders: &[(usize, usize)] = if l >= 3 {
                 &[(ends.0, ends.1), (ends.1, ends.0)]
             } else {
                 &[(ends.0, ends.1)]
             };
-            let mut cands: Vec<Stmt> = Vec::new();
+            let mut all = [Stmt {
+                form: 0,
+                subj: 0,
+                pred: 0,
+            }; 8];
+            let mut k = 0;
             for &(s, p) in orders {
                 for form in 0..4 {
-                    let c = Stmt {
+                    all[k] = Stmt {
                         form,
                         subj: s,
                         pred: p,
                     };
-                    let key = c.key(terms);
-                    let follows = ms.iter().all(|&m| holds(key, m));
-                    if follows == want_yes {
-                        cands.push(c);
-                    }
+                    k += 1;
                 }
             }
+            let all = &all[..k];
+            let Some(follow) = verdicts(&premises, terms, all) else {
+                continue;
+            };
+            let cands: Vec<Stmt> = all
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| (follow >> i & 1 == 1) == want_yes)
+                .map(|(_, &c)| c)
+                .collect();
             if cands.is_empty() {
                 continue;
             }
@@ -277,7 +297,7 @@ mod tests {
     use super::*;
 
     fn follows(premises: &[Stmt], c: Stmt) -> bool {
-        models(premises, 3).iter().all(|&m| c.holds(m, 3))
+        verdicts(premises, 3, &[c]) == Some(1)
     }
     const fn s(form: usize, subj: usize, pred: usize) -> Stmt {
         Stmt { form, subj, pred }
