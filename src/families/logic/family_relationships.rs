@@ -201,8 +201,8 @@ impl Tree {
             .map(|b| each(par[b], &|p| sib[p] | spouses(sib[p])))
             .collect();
         let mut nn = vec![0u64; n];
-        for a in 0..n {
-            let mut m = ua[a];
+        for (a, &u) in ua.iter().enumerate() {
+            let mut m = u;
             while m != 0 {
                 nn[m.trailing_zeros() as usize] |= bit(a);
                 m &= m - 1;
@@ -449,20 +449,20 @@ mod tests {
     #[test]
     fn set_algebra_matches_the_rule_table() {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
-        for level in 0..5 {
+        for (level, spec) in LEVELS.iter().enumerate() {
             for _ in 0..40 {
-                let tree = build(&mut rng, &LEVELS[level], level >= 2);
+                let tree = build(&mut rng, spec, level >= 2);
                 let n = tree.people.len();
                 assert!(n <= 64);
                 let masks = tree.relation_masks();
                 for a in 0..n {
-                    for b in 0..n {
+                    for (b, mb) in masks.iter().enumerate() {
                         if a == b {
                             continue;
                         }
                         let by_rules = tree.kinds(a, b);
                         let by_sets: Vec<usize> =
-                            (0..14).filter(|&k| masks[b][k] >> a & 1 == 1).collect();
+                            (0..14).filter(|&k| mb[k] >> a & 1 == 1).collect();
                         assert_eq!(by_rules, by_sets, "a={a} b={b}");
                     }
                 }
