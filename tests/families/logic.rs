@@ -78,14 +78,16 @@ fn circuit_logic(inst: &Instance) -> String {
 /// Generation distances to the nearest common ancestor, then at most one marriage.
 fn family_relationships(inst: &Instance) -> String {
     let m = &inst.metadata;
-    let people = m["people"].as_array().unwrap();
-    let idx: HashMap<&str, usize> = people
+    let people = &m["people"];
+    let idx: HashMap<&str, usize> = people["name"]
+        .as_array()
+        .unwrap()
         .iter()
         .enumerate()
-        .map(|(i, p)| (s(&p["name"]), i))
+        .map(|(i, p)| (s(p), i))
         .collect();
-    let get = |i: usize, k: &str| people[i][k].as_str().map(|n| idx[n]);
-    let male = |i: usize| s(&people[i]["gender"]) == "male";
+    let get = |i: usize, k: &str| people[k][i].as_u64().map(|x| x as usize);
+    let male = |i: usize| people["male"][i].as_bool().unwrap();
     // Ancestors of x (x itself at distance 0) with their generation distance.
     let ancestors = |x: usize| {
         let mut out = vec![(x, 0u32)];
@@ -213,34 +215,45 @@ fn knights_knaves(inst: &Instance) -> String {
         .join("; ")
 }
 
-fn formula(f: &Value, env: &HashMap<&str, bool>) -> bool {
-    let a = f.as_array().unwrap();
-    match s(&a[0]) {
-        "var" => env[s(&a[1])],
-        "not" => !formula(&a[1], env),
-        "and" => formula(&a[1], env) && formula(&a[2], env),
-        "or" => formula(&a[1], env) || formula(&a[2], env),
-        "implies" => !formula(&a[1], env) || formula(&a[2], env),
-        "iff" => formula(&a[1], env) == formula(&a[2], env),
-        other => panic!("unknown connective {other}"),
+/// Evaluate a prefix-notation formula, consuming its tokens.
+fn formula<'a>(t: &mut impl Iterator<Item = &'a str>, env: &HashMap<&str, bool>) -> bool {
+    match t.next().expect("truncated formula") {
+        "not" => !formula(t, env),
+        op @ ("and" | "or" | "implies" | "iff") => {
+            let (a, b) = (formula(t, env), formula(t, env));
+            match op {
+                "and" => a && b,
+                "or" => a || b,
+                "implies" => !a || b,
+                _ => a == b,
+            }
+        }
+        var => env[var],
     }
 }
 
-/// Row by row over the truth table, from the formula trees.
+fn eval_prefix(f: &str, env: &HashMap<&str, bool>) -> bool {
+    let mut t = f.split(' ');
+    let v = formula(&mut t, env);
+    assert!(t.next().is_none(), "trailing tokens in {f}");
+    v
+}
+
+/// Row by row over the truth table, from the prefix forms.
 fn propositional_logic(inst: &Instance) -> String {
     let m = &inst.metadata;
     let vars: Vec<&str> = m["variables"].as_array().unwrap().iter().map(s).collect();
-    let premises: Vec<&Value> = m["premises"]
+    let premises: Vec<&str> = m["premises"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| &p["tree"])
+        .map(|p| s(&p["prefix"]))
         .collect();
-    let options: Vec<&Value> = m["options"]
+    let options: Vec<&str> = m["options"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| &p["tree"])
+        .map(|p| s(&p["prefix"]))
         .collect();
     let mut entailed = vec![true; options.len()];
     let mut satisfiable = false;
@@ -250,10 +263,10 @@ fn propositional_logic(inst: &Instance) -> String {
             .enumerate()
             .map(|(i, &v)| (v, row >> i & 1 == 1))
             .collect();
-        if premises.iter().all(|p| formula(p, &env)) {
+        if premises.iter().all(|p| eval_prefix(p, &env)) {
             satisfiable = true;
             for (e, o) in entailed.iter_mut().zip(&options) {
-                *e &= formula(o, &env);
+                *e &= eval_prefix(o, &env);
             }
         }
     }

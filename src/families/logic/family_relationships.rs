@@ -38,13 +38,14 @@
 //!
 //! Gold: the relation word, e.g. `sister-in-law`. Verifier: the same word, case
 //! ignored, hyphens or spaces between the parts (`father in law`). Metadata: `params`,
-//! `people` (`{"name", "gender", "father", "mother", "spouse"}`, names or null),
+//! `people` (columns of equal length: `name`, `male` (bool), and `father`, `mother`,
+//! `spouse` as indices into the columns or null),
 //! `query` (`{"a", "b"}`: A is B's what), `kind` (the table row).
 
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::common::{norm_words, pick};
 use super::names::{FEMALE, MALE};
@@ -416,19 +417,18 @@ goes through exactly one marriage.)\n{}",
             a_name = p[a].name,
             b_name = p[b].name,
         );
-        let name = |x: Option<usize>| x.map(|i| p[i].name);
         Generated {
             question,
             answer: gold.to_string(),
             metadata: json!({
                 "params": self.level_params(level),
-                "people": p.iter().map(|x| json!({
-                    "name": x.name,
-                    "gender": if x.male { "male" } else { "female" },
-                    "father": name(x.father),
-                    "mother": name(x.mother),
-                    "spouse": name(x.spouse),
-                })).collect::<Vec<Value>>(),
+                "people": {
+                    "name": p.iter().map(|x| x.name).collect::<Vec<_>>(),
+                    "male": p.iter().map(|x| x.male).collect::<Vec<_>>(),
+                    "father": p.iter().map(|x| x.father).collect::<Vec<_>>(),
+                    "mother": p.iter().map(|x| x.mother).collect::<Vec<_>>(),
+                    "spouse": p.iter().map(|x| x.spouse).collect::<Vec<_>>(),
+                },
                 "query": {"a": p[a].name, "b": p[b].name},
                 "kind": KINDS[kind].0,
             }),

@@ -14,8 +14,9 @@
 //!
 //! Gold: the letter of the entailed option. Verifier: one letter A-D (case ignored,
 //! optionally written `(B)`), equal to the gold. Metadata: `params`, `variables`,
-//! `premises` and `options` (each `{"text", "tree"}`, where a tree is `["var", "p"]`,
-//! `["not", f]` or `[op, f, g]` with op one of `and`, `or`, `implies`, `iff`).
+//! `premises` and `options` (each `{"text", "prefix"}`; `prefix` is the formula in
+//! prefix notation with space-separated tokens: a variable, `not F`, or `OP F G` with
+//! OP one of `and`, `or`, `implies`, `iff` — e.g. `implies p and q not r`).
 
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -141,20 +142,34 @@ impl Arena {
         self.text(f, true, &mut s);
         s
     }
-    fn tree(&self, f: usize) -> Value {
+    /// The formula in prefix notation, tokens separated by single spaces: variables,
+    /// `not X`, and `and|or|implies|iff X Y`.
+    fn prefix(&self, f: usize, out: &mut String) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
         match self.nodes[f].kind {
-            Kind::Var(i) => json!(["var", VARS[i]]),
-            Kind::Not(a) => json!(["not", self.tree(a)]),
+            Kind::Var(i) => out.push_str(VARS[i]),
+            Kind::Not(a) => {
+                out.push_str("not");
+                self.prefix(a, out);
+            }
             Kind::Bin(op, a, b) => {
-                let name = match op {
+                out.push_str(match op {
                     Op::And => "and",
                     Op::Or => "or",
                     Op::Implies => "implies",
                     Op::Iff => "iff",
-                };
-                json!([name, self.tree(a), self.tree(b)])
+                });
+                self.prefix(a, out);
+                self.prefix(b, out);
             }
         }
+    }
+    fn structured(&self, f: usize) -> Value {
+        let mut prefix = String::new();
+        self.prefix(f, &mut prefix);
+        json!({"text": self.render(f), "prefix": prefix})
     }
     /// A random formula of depth at most `depth`; returns its root.
     fn random(&mut self, rng: &mut ChaCha20Rng, vars: usize, depth: u32, iff: bool) -> usize {
@@ -289,8 +304,8 @@ follows from the premises? Exactly one does.\n{}\n\nAnswer with the letter of th
             metadata: json!({
                 "params": self.level_params(level),
                 "variables": &VARS[..nv],
-                "premises": premises.iter().map(|&f| json!({"text": ar.render(f), "tree": ar.tree(f)})).collect::<Vec<_>>(),
-                "options": options.iter().map(|&f| json!({"text": ar.render(f), "tree": ar.tree(f)})).collect::<Vec<_>>(),
+                "premises": premises.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
+                "options": options.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
             }),
         }
     }
