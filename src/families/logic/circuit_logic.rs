@@ -116,11 +116,11 @@ impl Family for CircuitLogic {
             };
             let mut args: Vec<usize> = Vec::with_capacity(arity);
             while args.len() < arity {
-                let unread: Vec<usize> = (0..avail)
-                    .filter(|&s| !read[s] && !args.contains(&s))
-                    .collect();
-                let s = if !unread.is_empty() && rng.random_bool(0.7) {
-                    unread[rng.random_range(0..unread.len())]
+                let unread = |s: &usize| !read[*s] && !args.contains(s);
+                let n_unread = (0..avail).filter(unread).count();
+                let s = if n_unread > 0 && rng.random_bool(0.7) {
+                    let k = rng.random_range(0..n_unread);
+                    (0..avail).filter(unread).nth(k).unwrap_or(0)
                 } else {
                     rng.random_range(0..avail)
                 };
