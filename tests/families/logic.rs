@@ -1,7 +1,535 @@
-//! Independent re-solvers for this category's families.
+//! Independent re-solvers for the logic families, and focused verifier tests.
+//!
+//! Each solver reads only `metadata`: circuits are evaluated by memoised recursion
+//! from the outputs; kinship is derived from generation distances to the nearest
+//! common ancestor (plus one marriage step), not from the generator's rule table;
+//! knights and knaves by a recursive search over assignments with a JSON interpreter;
+//! propositional entailment row by row from the formula trees; syllogisms by the
+//! "largest model" argument (a set of emptiness constraints and existence claims is
+//! satisfiable iff every existence claim has a region no universal statement empties),
+//! instead of enumerating every model.
+
+use std::collections::HashMap;
+
+use harness_rl::families::{self, Instance, Level};
+use serde_json::Value;
 
 use crate::Resolver;
 
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap()
+}
+
+/// Memoised evaluation from each output back to the inputs.
+fn circuit_logic(inst: &Instance) -> String {
+    let m = &inst.metadata;
+    let gates: HashMap<&str, &Value> = m["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (s(&g["name"]), g))
+        .collect();
+    fn val<'a>(
+        n: &'a str,
+        m: &'a Value,
+        gates: &HashMap<&'a str, &'a Value>,
+        memo: &mut HashMap<&'a str, bool>,
+    ) -> bool {
+        if let Some(&v) = memo.get(n) {
+            return v;
+        }
+        let v = if let Some(x) = m["inputs"].get(n) {
+            x.as_u64().unwrap() == 1
+        } else {
+            let g = gates[n];
+            let args: Vec<bool> = g["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| val(s(a), m, gates, memo))
+                .collect();
+            match s(&g["op"]) {
+                "NOT" => !args[0],
+                "AND" => !args.contains(&false),
+                "OR" => args.contains(&true),
+                "XOR" => args.iter().fold(false, |acc, &b| acc ^ b),
+                op => panic!("unknown gate {op}"),
+            }
+        };
+        memo.insert(n, v);
+        v
+    }
+    let mut memo = HashMap::new();
+    m["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            if val(s(o), m, &gates, &mut memo) {
+                "1"
+            } else {
+                "0"
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Generation distances to the nearest common ancestor, then at most one marriage.
+fn family_relationships(inst: &Instance) -> String {
+    let m = &inst.metadata;
+    let people = &m["people"];
+    let idx: HashMap<&str, usize> = people["name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (s(p), i))
+        .collect();
+    let get = |i: usize, k: &str| people[k][i].as_u64().map(|x| x as usize);
+    let male = |i: usize| people["male"][i].as_bool().unwrap();
+    // Ancestors of x (x itself at distance 0) with their generation distance.
+    let ancestors = |x: usize| {
+        let mut out = vec![(x, 0u32)];
+        let mut i = 0;
+        while i < out.len() {
+            let (p, d) = out[i];
+            for k in ["father", "mother"] {
+                if let Some(q) = get(p, k) {
+                    out.push((q, d + 1));
+                }
+            }
+            i += 1;
+        }
+        out
+    };
+    // Blood relation of a to b as (up from a, up from b) to the nearest common ancestor.
+    let blood = |a: usize, b: usize| -> Option<(u32, u32)> {
+        let (aa, bb) = (ancestors(a), ancestors(b));
+        aa.iter()
+            .flat_map(|&(x, da)| {
+                bb.iter()
+                    .filter(move |&&(y, _)| y == x)
+                    .map(move |&(_, db)| (da, db))
+            })
+            .min_by_key(|&(da, db)| da + db)
+    };
+    let (a, b) = (idx[s(&m["query"]["a"])], idx[s(&m["query"]["b"])]);
+    let w = |mw: &str, fw: &str| {
+        if male(a) {
+            mw.to_string()
+        } else {
+            fw.to_string()
+        }
+    };
+    match blood(a, b) {
+        Some((0, 1)) => w("father", "mother"),
+        Some((1, 0)) => w("son", "daughter"),
+        Some((1, 1)) => w("brother", "sister"),
+        Some((0, 2)) => w("grandfather", "grandmother"),
+        Some((2, 0)) => w("grandson", "granddaughter"),
+        Some((0, 3)) => w("great-grandfather", "great-grandmother"),
+        Some((3, 0)) => w("great-grandson", "great-granddaughter"),
+        Some((1, 2)) => w("uncle", "aunt"),
+        Some((2, 1)) => w("nephew", "niece"),
+        Some((2, 2)) => "cousin".to_string(),
+        Some(other) => panic!("{}: unlabelled blood relation {other:?}", inst.id),
+        None => {
+            let (sa, sb) = (get(a, "spouse"), get(b, "spouse"));
+            if sa == Some(b) {
+                w("husband", "wife")
+            } else if sb.and_then(|x| blood(a, x)) == Some((0, 1)) {
+                w("father-in-law", "mother-in-law")
+            } else if sa.and_then(|x| blood(x, b)) == Some((1, 0)) {
+                w("son-in-law", "daughter-in-law")
+            } else if sb.and_then(|x| blood(a, x)) == Some((1, 1))
+                || sa.and_then(|x| blood(x, b)) == Some((1, 1))
+            {
+                w("brother-in-law", "sister-in-law")
+            } else if sa.and_then(|x| blood(x, b)) == Some((1, 2)) {
+                w("uncle", "aunt")
+            } else if sb.and_then(|x| blood(a, x)) == Some((2, 1)) {
+                w("nephew", "niece")
+            } else {
+                panic!("{}: no relation between {a} and {b}", inst.id)
+            }
+        }
+    }
+}
+
+fn kk_eval(c: &Value, k: &HashMap<&str, bool>) -> bool {
+    let a = c.as_array().unwrap();
+    match s(&a[0]) {
+        "is" => k[s(&a[1])] == (s(&a[2]) == "knight"),
+        "same" => k[s(&a[1])] == k[s(&a[2])],
+        "different" => k[s(&a[1])] != k[s(&a[2])],
+        "and" => kk_eval(&a[1], k) && kk_eval(&a[2], k),
+        "or" => kk_eval(&a[1], k) || kk_eval(&a[2], k),
+        "implies" => !kk_eval(&a[1], k) || kk_eval(&a[2], k),
+        "exactly" => k.values().filter(|&&v| v).count() as u64 == a[1].as_u64().unwrap(),
+        other => panic!("unknown claim {other}"),
+    }
+}
+
+/// Recursive search over assignments, interpreting the claim trees.
+fn knights_knaves(inst: &Instance) -> String {
+    let m = &inst.metadata;
+    let people: Vec<&str> = m["people"].as_array().unwrap().iter().map(s).collect();
+    let stmts = m["statements"].as_array().unwrap();
+    fn go<'a>(
+        i: usize,
+        people: &[&'a str],
+        stmts: &[Value],
+        k: &mut HashMap<&'a str, bool>,
+        out: &mut Vec<HashMap<&'a str, bool>>,
+    ) {
+        if i == people.len() {
+            if stmts
+                .iter()
+                .all(|st| kk_eval(&st["claim"], k) == k[s(&st["speaker"])])
+            {
+                out.push(k.clone());
+            }
+            return;
+        }
+        for v in [true, false] {
+            k.insert(people[i], v);
+            go(i + 1, people, stmts, k, out);
+        }
+    }
+    let mut sols = Vec::new();
+    go(0, &people, stmts, &mut HashMap::new(), &mut sols);
+    assert_eq!(
+        sols.len(),
+        1,
+        "{}: {} consistent assignments",
+        inst.id,
+        sols.len()
+    );
+    // Reverse order and the long form, to exercise the verifier's tolerance.
+    people
+        .iter()
+        .rev()
+        .map(|p| format!("{p} is a {}", if sols[0][p] { "knight" } else { "knave" }))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Evaluate a prefix-notation formula, consuming its tokens.
+fn formula<'a>(t: &mut impl Iterator<Item = &'a str>, env: &HashMap<&str, bool>) -> bool {
+    match t.next().expect("truncated formula") {
+        "not" => !formula(t, env),
+        op @ ("and" | "or" | "implies" | "iff") => {
+            let (a, b) = (formula(t, env), formula(t, env));
+            match op {
+                "and" => a && b,
+                "or" => a || b,
+                "implies" => !a || b,
+                _ => a == b,
+            }
+        }
+        var => env[var],
+    }
+}
+
+fn eval_prefix(f: &str, env: &HashMap<&str, bool>) -> bool {
+    let mut t = f.split(' ');
+    let v = formula(&mut t, env);
+    assert!(t.next().is_none(), "trailing tokens in {f}");
+    v
+}
+
+/// Row by row over the truth table, from the prefix forms.
+fn propositional_logic(inst: &Instance) -> String {
+    let m = &inst.metadata;
+    let vars: Vec<&str> = m["variables"].as_array().unwrap().iter().map(s).collect();
+    let premises: Vec<&str> = m["premises"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| s(&p["prefix"]))
+        .collect();
+    let options: Vec<&str> = m["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| s(&p["prefix"]))
+        .collect();
+    let mut entailed = vec![true; options.len()];
+    let mut satisfiable = false;
+    for row in 0..1u32 << vars.len() {
+        let env: HashMap<&str, bool> = vars
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v, row >> i & 1 == 1))
+            .collect();
+        if premises.iter().all(|p| eval_prefix(p, &env)) {
+            satisfiable = true;
+            for (e, o) in entailed.iter_mut().zip(&options) {
+                *e &= eval_prefix(o, &env);
+            }
+        }
+    }
+    assert!(satisfiable, "{}: contradictory premises", inst.id);
+    let hits: Vec<usize> = (0..options.len()).filter(|&i| entailed[i]).collect();
+    assert_eq!(
+        hits.len(),
+        1,
+        "{}: {} options entailed",
+        inst.id,
+        hits.len()
+    );
+    ((b'a' + hits[0] as u8) as char).to_string()
+}
+
+/// Satisfiability of emptiness constraints plus existence claims: take every region
+/// that no universal statement empties; each existence claim needs one of those.
+fn syllogism(inst: &Instance) -> String {
+    let m = &inst.metadata;
+    let terms: Vec<&str> = m["terms"].as_array().unwrap().iter().map(s).collect();
+    let t = |v: &Value| terms.iter().position(|&x| x == s(v)).unwrap();
+    let n = terms.len();
+    // A statement as (regions it talks about, true = "those are all empty").
+    let constraint = |st: &Value, negate: bool| -> (Vec<u32>, bool) {
+        let (x, y) = (t(&st["subject"]), t(&st["predicate"]));
+        let inside = |r: u32, want_y: bool| r >> x & 1 == 1 && (r >> y & 1 == 1) == want_y;
+        let (want_y, empty) = match s(&st["form"]) {
+            "all" => (false, true),
+            "no" => (true, true),
+            "some" => (true, false),
+            "some_not" => (false, false),
+            f => panic!("unknown form {f}"),
+        };
+        (
+            (0..1u32 << n).filter(|&r| inside(r, want_y)).collect(),
+            empty != negate,
+        )
+    };
+    let mut cons: Vec<(Vec<u32>, bool)> = m["premises"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| constraint(p, false))
+        .collect();
+    for i in 0..n {
+        cons.push(((0..1u32 << n).filter(|&r| r >> i & 1 == 1).collect(), false));
+    }
+    let sat = |cons: &[(Vec<u32>, bool)]| {
+        let emptied: Vec<u32> = cons
+            .iter()
+            .filter(|c| c.1)
+            .flat_map(|c| c.0.clone())
+            .collect();
+        cons.iter()
+            .filter(|c| !c.1)
+            .all(|c| c.0.iter().any(|r| !emptied.contains(r)))
+    };
+    assert!(sat(&cons), "{}: premises have no model", inst.id);
+    cons.push(constraint(&m["conclusion"], true));
+    if sat(&cons) { "No" } else { "YES" }.to_string()
+}
+
 pub fn resolvers() -> Vec<Resolver> {
-    vec![]
+    vec![
+        Resolver {
+            family: "circuit_logic",
+            unique: true,
+            solve: circuit_logic,
+        },
+        Resolver {
+            family: "family_relationships",
+            unique: true,
+            solve: family_relationships,
+        },
+        Resolver {
+            family: "knights_knaves",
+            unique: true,
+            solve: knights_knaves,
+        },
+        Resolver {
+            family: "propositional_logic",
+            unique: true,
+            solve: propositional_logic,
+        },
+        Resolver {
+            family: "syllogism",
+            unique: true,
+            solve: syllogism,
+        },
+    ]
+}
+
+fn many(name: &str, n: u64, check: impl Fn(&Instance)) {
+    let f = families::get(name).unwrap();
+    for level in Level::all() {
+        for i in 0..n {
+            check(&families::generate(f, level, 99, i));
+        }
+    }
+}
+
+/// More instances than the property test draws, for the families whose ground truth
+/// reasoning-gym got wrong.
+#[test]
+fn logic_ground_truth_agrees_with_the_resolvers_on_many_instances() {
+    for (name, solve) in [
+        (
+            "family_relationships",
+            family_relationships as fn(&Instance) -> String,
+        ),
+        ("syllogism", syllogism),
+        ("propositional_logic", propositional_logic),
+        ("knights_knaves", knights_knaves),
+    ] {
+        let f = families::get(name).unwrap();
+        many(name, 150, |inst| {
+            assert_eq!(f.verify(inst, &solve(inst)), 1.0, "{name}: {}", inst.id)
+        });
+    }
+}
+
+#[test]
+fn syllogism_answers_are_balanced_and_reject_the_undistributed_middle() {
+    let f = families::get("syllogism").unwrap();
+    let mut yes = 0;
+    for level in Level::all() {
+        for i in 0..200 {
+            yes += usize::from(families::generate(f, level, 3, i).answer == "yes");
+        }
+    }
+    assert!((400..=600).contains(&yes), "{yes} of 1000 are yes");
+    // All P are M, all S are M, so all S are P: reasoning-gym calls it valid; it is not.
+    let mut found = 0;
+    for i in 0..20_000 {
+        let inst = families::generate(f, Level::new(2).unwrap(), 17, i);
+        let (p, c, t) = (
+            inst.metadata["premises"].as_array().unwrap(),
+            &inst.metadata["conclusion"],
+            &inst.metadata["terms"],
+        );
+        if p.iter()
+            .all(|x| x["form"] == "all" && x["predicate"] == t[1])
+            && c["form"] == "all"
+        {
+            assert_eq!(inst.answer, "no", "{}", inst.id);
+            found += 1;
+        }
+    }
+    assert!(found > 0, "no undistributed-middle instance drawn");
+    let inst = families::generate(f, Level::new(1).unwrap(), 0, 0);
+    let other = if inst.answer == "yes" { "no" } else { "yes" };
+    assert_eq!(f.verify(&inst, &inst.answer.to_uppercase()), 1.0);
+    assert_eq!(f.verify(&inst, other), 0.0);
+    assert_eq!(f.verify(&inst, "yes no"), 0.0);
+}
+
+#[test]
+fn family_relationships_accepts_spacing_variants_only() {
+    let f = families::get("family_relationships").unwrap();
+    let mut seen_in_law = false;
+    for i in 0..100 {
+        let inst = families::generate(f, Level::new(4).unwrap(), 1, i);
+        let g = inst.answer.clone();
+        assert_eq!(f.verify(&inst, &g.to_uppercase()), 1.0);
+        if g.contains("-in-law") {
+            seen_in_law = true;
+            assert_eq!(f.verify(&inst, &g.replace('-', " ")), 1.0);
+            assert_eq!(
+                f.verify(&inst, g.split('-').next().unwrap()),
+                0.0,
+                "{g} without in-law"
+            );
+        }
+        let swapped = match g.as_str() {
+            "uncle" => "aunt",
+            "aunt" => "uncle",
+            "nephew" => "niece",
+            "niece" => "nephew",
+            other if other.starts_with("brother") => "sister-in-law",
+            other if other.starts_with("sister") => "brother-in-law",
+            _ => "husband",
+        };
+        assert_eq!(f.verify(&inst, swapped), 0.0, "{swapped} for {g}");
+        assert_eq!(f.verify(&inst, &format!("{g} or cousin")), 0.0);
+    }
+    assert!(seen_in_law);
+}
+
+#[test]
+fn knights_knaves_reads_both_answer_forms() {
+    let f = families::get("knights_knaves").unwrap();
+    let inst = families::generate(f, Level::new(3).unwrap(), 2, 0);
+    let gold = inst.answer.clone();
+    assert_eq!(
+        f.verify(&inst, &gold.replace(", ", "\n").to_lowercase()),
+        1.0
+    );
+    let items: Vec<&str> = gold.split(", ").collect();
+    assert_eq!(
+        f.verify(&inst, &items[1..].join(", ")),
+        0.0,
+        "a missing islander"
+    );
+    let flipped = if gold.ends_with("knight") {
+        format!("{}knave", &gold[..gold.len() - 6])
+    } else {
+        format!("{}knight", &gold[..gold.len() - 5])
+    };
+    assert_eq!(f.verify(&inst, &flipped), 0.0);
+    let dup = format!("{gold}, {}", items[0]);
+    assert_eq!(f.verify(&inst, &dup), 0.0, "an islander twice");
+}
+
+#[test]
+fn circuit_logic_needs_every_output_in_order() {
+    let f = families::get("circuit_logic").unwrap();
+    for i in 0..30 {
+        let inst = families::generate(f, Level::new(5).unwrap(), 8, i);
+        let bits: Vec<&str> = inst.answer.split(", ").collect();
+        assert_eq!(f.verify(&inst, &format!("[{}]", bits.join(" "))), 1.0);
+        assert_eq!(
+            f.verify(&inst, &bits.concat()),
+            0.0,
+            "digits run together are one number"
+        );
+        assert_eq!(f.verify(&inst, &bits[..bits.len() - 1].join(", ")), 0.0);
+        let mut rev = bits.clone();
+        rev.reverse();
+        if rev != bits {
+            assert_eq!(f.verify(&inst, &rev.join(", ")), 0.0);
+        }
+    }
+}
+
+#[test]
+fn propositional_logic_letters() {
+    let f = families::get("propositional_logic").unwrap();
+    let inst = families::generate(f, Level::new(2).unwrap(), 4, 4);
+    let g = inst.answer.clone();
+    assert_eq!(f.verify(&inst, &format!("({g})")), 1.0);
+    assert_eq!(f.verify(&inst, &g.to_lowercase()), 1.0);
+    assert_eq!(f.verify(&inst, "A, B, C, D"), 0.0);
+    assert_eq!(f.verify(&inst, &format!("{g}. because")), 0.0);
+}
+
+#[test]
+fn corrupted_metadata_never_panics() {
+    for name in [
+        "circuit_logic",
+        "family_relationships",
+        "knights_knaves",
+        "propositional_logic",
+        "syllogism",
+    ] {
+        let f = families::get(name).unwrap();
+        for level in Level::all() {
+            let inst = families::generate(f, level, 21, 0);
+            for m in crate::games::corruptions(&inst.metadata) {
+                let mut bad = inst.clone();
+                bad.metadata = m;
+                let s = f.verify(&bad, &inst.answer);
+                assert!((0.0..=1.0).contains(&s), "{name}");
+            }
+        }
+    }
 }

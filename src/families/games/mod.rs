@@ -1,5 +1,20 @@
 //! Games and puzzles solved by search or simulation.
 
+mod common;
+mod game_of_life;
+mod maze;
+mod mini_sudoku;
+mod n_queens;
+mod puzzle24;
+mod tower_of_hanoi;
+
 use super::Family;
 
-pub static FAMILIES: &[&dyn Family] = &[];
+pub static FAMILIES: &[&dyn Family] = &[
+    &game_of_life::GameOfLife,
+    &maze::Maze,
+    &mini_sudoku::MiniSudoku,
+    &n_queens::NQueens,
+    &puzzle24::Puzzle24,
+    &tower_of_hanoi::TowerOfHanoi,
+];

@@ -1,0 +1,185 @@
+//! `tower_of_hanoi`: the shortest list of moves that carries n disks from one named peg
+//! to another.
+//!
+//! Levels (number of disks n; the minimum is 2^n - 1 moves):
+//! 1: 2 · 2: 3 · 3: 4 · 4: 5 · 5: 6.
+//! Pegs are three distinct random capital letters; the source and target pegs are drawn
+//! among them.
+//!
+//! Gold: the recursive solution (the minimal solution is unique). Verifier: simulation —
+//! the answer is a sequence of moves `X->Y` (peg letters, case ignored; whitespace,
+//! commas, semicolons and newlines between and inside moves are ignored; `→` is read as
+//! `->`); every move must take the top disk of a non-empty peg onto an empty peg or a
+//! larger disk, all disks must end on the target peg, and the number of moves must be
+//! exactly 2^n - 1, the minimum (the question says so). Metadata: `params`, `disks`,
+//! `pegs` (the three letters), `source`, `target`.
+
+use rand::Rng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+
+use super::common::meta_usize;
+use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+
+pub struct TowerOfHanoi;
+
+const DISKS: [usize; 5] = [2, 3, 4, 5, 6];
+
+fn solve(n: usize, from: char, to: char, via: char, out: &mut Vec<(char, char)>) {
+    if n == 0 {
+        return;
+    }
+    solve(n - 1, from, via, to, out);
+    out.push((from, to));
+    solve(n - 1, via, to, from, out);
+}
+
+/// Read moves `X->Y` from free text; `None` on anything else.
+fn parse_moves(answer: &str, max_moves: usize) -> Option<Vec<(char, char)>> {
+    let cleaned: Vec<char> = answer
+        .replace('→', "->")
+        .chars()
+        .filter(|c| !(c.is_whitespace() || *c == ',' || *c == ';'))
+        .collect();
+    if cleaned.len() % 4 != 0 || cleaned.len() / 4 > max_moves {
+        return None;
+    }
+    cleaned
+        .chunks(4)
+        .map(|m| {
+            (m[0].is_ascii_alphabetic() && m[1] == '-' && m[2] == '>' && m[3].is_ascii_alphabetic())
+                .then(|| (m[0].to_ascii_uppercase(), m[3].to_ascii_uppercase()))
+        })
+        .collect()
+}
+
+fn peg_letter(meta: &serde_json::Value, key: &str) -> Option<char> {
+    let s = meta.get(key)?.as_str()?;
+    let mut it = s.chars();
+    let c = it.next()?;
+    (it.next().is_none() && c.is_ascii_uppercase()).then_some(c)
+}
+
+impl Family for TowerOfHanoi {
+    fn name(&self) -> &'static str {
+        "tower_of_hanoi"
+    }
+    fn category(&self) -> Category {
+        Category::Games
+    }
+    fn description(&self) -> &'static str {
+        "The minimal move sequence for the Tower of Hanoi between named pegs (checked by simulation)"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn level_params(&self, level: Level) -> serde_json::Value {
+        let n = DISKS[level.idx()];
+        json!({"disks": n, "pegs": 3, "minimal_moves": (1u64 << n) - 1})
+    }
+    fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
+        let n = DISKS[level.idx()];
+        let mut letters: Vec<char> = ('A'..='Z').collect();
+        letters.shuffle(rng);
+        let mut pegs = [letters[0], letters[1], letters[2]];
+        pegs.sort_unstable();
+        let s = rng.random_range(0..3);
+        let t = (s + rng.random_range(1..3)) % 3;
+        let (source, target, via) = (pegs[s], pegs[t], pegs[3 - s - t]);
+        let mut moves = Vec::with_capacity((1 << n) - 1);
+        solve(n, source, target, via, &mut moves);
+        let min = moves.len();
+        let answer = moves
+            .iter()
+            .map(|(a, b)| format!("{a}->{b}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let question = format!(
+            "Tower of Hanoi: there are three pegs named {}, {} and {}. Peg {source} holds {n} disks of different \
+sizes, numbered 1 (smallest) to {n} (largest), stacked with the largest at the bottom; the other pegs are empty. \
+Move the whole stack to peg {target}. A move takes the top disk of one peg and puts it on another peg; a disk \
+may never be placed on a smaller disk. Give the shortest solution: it has exactly {min} moves (2^{n} - 1), and \
+any longer sequence is wrong. Write each move as FROM->TO using the peg letters, in order, separated by commas.\n{}",
+            pegs[0],
+            pegs[1],
+            pegs[2],
+            answer_instruction(
+                "as the list of moves",
+                &format!("{source}->{via}, {via}->{target}")
+            ),
+        );
+        Generated {
+            question,
+            answer,
+            metadata: json!({
+                "params": self.level_params(level),
+                "disks": n,
+                "pegs": pegs.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                "source": source.to_string(),
+                "target": target.to_string(),
+            }),
+        }
+    }
+    fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let m = &instance.metadata;
+        let (Some(n), Some(source), Some(target)) = (
+            meta_usize(m, "disks", 20),
+            peg_letter(m, "source"),
+            peg_letter(m, "target"),
+        ) else {
+            return 0.0;
+        };
+        let Some(pegs) = m
+            .get("pegs")
+            .and_then(|p| p.as_array())
+            .filter(|p| p.len() == 3)
+        else {
+            return 0.0;
+        };
+        let names: Option<Vec<char>> = pegs
+            .iter()
+            .map(|p| {
+                let s = p.as_str()?;
+                let mut it = s.chars();
+                let c = it.next()?;
+                (it.next().is_none() && c.is_ascii_uppercase()).then_some(c)
+            })
+            .collect();
+        let Some(names) = names else {
+            return 0.0;
+        };
+        if n == 0 || !names.contains(&source) || !names.contains(&target) || source == target {
+            return 0.0;
+        }
+        let min = (1usize << n) - 1;
+        let Some(moves) = parse_moves(answer, min) else {
+            return 0.0;
+        };
+        if moves.len() != min {
+            return 0.0;
+        }
+        let mut stacks: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        let idx = |c: char| names.iter().position(|&p| p == c);
+        let Some(si) = idx(source) else { return 0.0 };
+        stacks[si] = (1..=n).rev().collect();
+        for (a, b) in moves {
+            let (Some(a), Some(b)) = (idx(a), idx(b)) else {
+                return 0.0;
+            };
+            if a == b {
+                return 0.0;
+            }
+            let Some(&disk) = stacks[a].last() else {
+                return 0.0;
+            };
+            if stacks[b].last().is_some_and(|&top| top < disk) {
+                return 0.0;
+            }
+            stacks[a].pop();
+            stacks[b].push(disk);
+        }
+        let Some(ti) = idx(target) else { return 0.0 };
+        if stacks[ti].len() == n { 1.0 } else { 0.0 }
+    }
+}

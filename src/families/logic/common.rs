@@ -1,0 +1,46 @@
+//! Helpers shared by the logic families: sampling distinct names and reading answers
+//! of the form "one choice from a fixed vocabulary".
+
+use rand::seq::index::sample;
+use rand_chacha::ChaCha20Rng;
+
+/// `k` distinct entries of `list`, in random order.
+pub fn pick<'a>(rng: &mut ChaCha20Rng, list: &[&'a str], k: usize) -> Vec<&'a str> {
+    sample(rng, list.len(), k)
+        .into_iter()
+        .map(|i| list[i])
+        .collect()
+}
+
+/// Lower-case, hyphens read as spaces, whitespace collapsed: `Father-In-Law ` and
+/// `father in law` compare equal.
+pub fn norm_words(s: &str) -> String {
+    s.to_lowercase()
+        .replace('-', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A yes/no answer (case ignored): `Some(true)` for `yes`, `Some(false)` for `no`.
+pub fn yes_no(s: &str) -> Option<bool> {
+    match norm_words(s).as_str() {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// A multiple-choice letter `A`..: `B`, `b`, `(B)` or `B)`; `None` for anything else.
+pub fn choice_letter(s: &str, options: usize) -> Option<usize> {
+    let t = s.trim();
+    let t = t.strip_prefix('(').unwrap_or(t);
+    let t = t.strip_suffix(')').unwrap_or(t).trim();
+    let mut it = t.chars();
+    let c = it.next()?.to_ascii_uppercase();
+    if it.next().is_some() || !c.is_ascii_uppercase() {
+        return None;
+    }
+    let i = (c as u8 - b'A') as usize;
+    (i < options).then_some(i)
+}
