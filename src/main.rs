@@ -28,6 +28,9 @@ enum Command {
     /// LiveCodeBench: load, split by date, grade solutions in the sandbox.
     #[command(subcommand)]
     Lcb(cli::lcb::LcbCmd),
+    /// Run untrusted Python in the sandbox.
+    #[command(subcommand)]
+    Sandbox(cli::sandbox::SandboxCmd),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
         Command::Lcb(cmd) => cli::lcb::run(cmd),
+        Command::Sandbox(cmd) => cli::sandbox::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,12 +2,14 @@
 //! that calls the library. No domain logic lives here.
 
 pub mod lcb;
+pub mod sandbox;
 pub mod tasks;
 
 use std::io;
 
 use harness_rl::families::FamilyError;
 use harness_rl::lcb::LcbError;
+use harness_rl::sandbox::SandboxError;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +24,9 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
         }
         if let Some(e) = cause.downcast_ref::<LcbError>() {
             return if e.is_input_error() { 2 } else { 1 };
+        }
+        if let Some(SandboxError::InvalidRequest(_)) = cause.downcast_ref::<SandboxError>() {
+            return 2;
         }
         if let Some(e) = cause.downcast_ref::<io::Error>()
             && e.kind() == io::ErrorKind::BrokenPipe
