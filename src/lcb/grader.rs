@@ -439,13 +439,16 @@ pub fn parse_report(
 }
 
 /// The unbiased pass@k estimator for `n` samples of which `c` pass:
-/// `1 - prod_{i=n-c+1..=n} (1 - k/i)`; `None` when `k` is 0, `k > n` or `c > n`.
+/// `1 - prod_{i=n-c+1..=n} (1 - k/i)` (pass@1 is exactly `c/n`); `None` when `k` is 0, `k > n` or `c > n`.
 pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
     if k == 0 || k > n || c > n {
         return None;
     }
     if n - c < k {
         return Some(1.0);
+    }
+    if k == 1 {
+        return Some(c as f64 / n as f64); // the product telescopes to c/n exactly
     }
     let mut prod = 1.0f64;
     for i in (n - c + 1)..=n {
