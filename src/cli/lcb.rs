@@ -171,6 +171,7 @@ fn load_options(l: &LoadArgs, w: Option<&WindowArgs>, keep_private: bool) -> Res
         skip_bad: l.skip_bad,
         keep_private_tests: keep_private,
         max_decompressed_bytes: l.max_test_mib.saturating_mul(1 << 20),
+        threads: 0,
     })
 }
 

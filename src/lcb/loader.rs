@@ -37,6 +37,8 @@ pub struct LoadOptions {
     pub keep_private_tests: bool,
     /// Largest decompressed size of one row's private tests, in bytes.
     pub max_decompressed_bytes: usize,
+    /// Decoding threads; 0 = one per available core. Output does not depend on it.
+    pub threads: usize,
 }
 
 impl Default for LoadOptions {
@@ -47,6 +49,7 @@ impl Default for LoadOptions {
             skip_bad: false,
             keep_private_tests: true,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED,
+            threads: 0,
         }
     }
 }
@@ -194,71 +197,136 @@ pub fn load_dir(dir: &Path, opts: &LoadOptions) -> Result<Dataset, LcbError> {
             last_date: None,
         };
         let mut reader = BufReader::with_capacity(1 << 20, file);
-        let mut buf = Vec::new();
         let mut line_no = 0usize;
         loop {
-            buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|source| LcbError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-            if n == 0 {
+            // Read a batch of rows, decode it on all cores, then index it in order
+            // (so results, errors and their order do not depend on the thread count).
+            let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
+            let mut batch_bytes = 0usize;
+            while batch.len() < BATCH_ROWS && batch_bytes < BATCH_BYTES {
+                let mut buf = Vec::new();
+                let n = reader
+                    .read_until(b'\n', &mut buf)
+                    .map_err(|source| LcbError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                if n == 0 {
+                    break;
+                }
+                line_no += 1;
+                if buf.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                batch_bytes += buf.len();
+                batch.push((line_no, buf));
+            }
+            if batch.is_empty() {
                 break;
             }
-            line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let source = Source {
-                file: number,
-                line: line_no,
-            };
-            let decoded = match std::str::from_utf8(&buf) {
-                Ok(text) => decode_row(text.trim_end_matches(['\n', '\r']), source, opts),
-                Err(e) => Err(RowFailure {
-                    question_id: None,
-                    reason: format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-                }),
-            };
-            let decoded = decoded.and_then(|p| match seen.get(&p.question_id) {
-                Some((f, l)) => Err(RowFailure {
-                    question_id: Some(p.question_id.clone()),
-                    reason: format!("duplicate question_id, first seen at {}:{}", f.display(), l),
-                }),
-                None => Ok(p),
-            });
-            match decoded {
-                Ok(p) => {
-                    summary.rows += 1;
-                    seen.insert(p.question_id.clone(), (path.clone(), line_no));
-                    if opts.window.contains(&p.contest_date) {
-                        summary.selected += 1;
-                        let d = p.contest_date;
-                        summary.first_date = Some(summary.first_date.map_or(d, |x| x.min(d)));
-                        summary.last_date = Some(summary.last_date.map_or(d, |x| x.max(d)));
-                        ds.problems.push(p);
+            let decoded = decode_batch(&batch, number, opts);
+            for ((line_no, _), decoded) in batch.iter().zip(decoded) {
+                let line_no = *line_no;
+                let decoded = decoded.and_then(|p| match seen.get(&p.question_id) {
+                    Some((f, l)) => Err(RowFailure {
+                        question_id: Some(p.question_id.clone()),
+                        reason: format!(
+                            "duplicate question_id, first seen at {}:{}",
+                            f.display(),
+                            l
+                        ),
+                    }),
+                    None => Ok(p),
+                });
+                match decoded {
+                    Ok(p) => {
+                        summary.rows += 1;
+                        seen.insert(p.question_id.clone(), (path.clone(), line_no));
+                        if opts.window.contains(&p.contest_date) {
+                            summary.selected += 1;
+                            let d = p.contest_date;
+                            summary.first_date = Some(summary.first_date.map_or(d, |x| x.min(d)));
+                            summary.last_date = Some(summary.last_date.map_or(d, |x| x.max(d)));
+                            ds.problems.push(p);
+                        }
                     }
-                }
-                Err(f) => {
-                    let bad = BadRow {
-                        file: path.clone(),
-                        line: line_no,
-                        question_id: f.question_id,
-                        reason: f.reason,
-                    };
-                    if !opts.skip_bad {
-                        return Err(LcbError::BadRow(bad));
+                    Err(f) => {
+                        let bad = BadRow {
+                            file: path.clone(),
+                            line: line_no,
+                            question_id: f.question_id,
+                            reason: f.reason,
+                        };
+                        if !opts.skip_bad {
+                            return Err(LcbError::BadRow(bad));
+                        }
+                        summary.bad_rows += 1;
+                        ds.bad_rows.push(bad);
                     }
-                    summary.bad_rows += 1;
-                    ds.bad_rows.push(bad);
                 }
             }
         }
         ds.files.push(summary);
     }
     Ok(ds)
+}
+
+const BATCH_ROWS: usize = 256;
+const BATCH_BYTES: usize = 64 << 20;
+
+fn decode_one(
+    line_no: usize,
+    buf: &[u8],
+    file: u32,
+    opts: &LoadOptions,
+) -> Result<Problem, RowFailure> {
+    let source = Source {
+        file,
+        line: line_no,
+    };
+    match std::str::from_utf8(buf) {
+        Ok(text) => decode_row(text.trim_end_matches(['\n', '\r']), source, opts),
+        Err(e) => Err(RowFailure {
+            question_id: None,
+            reason: format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+        }),
+    }
+}
+
+/// Decode rows on `opts.threads` threads (0: one per core); results in input order.
+fn decode_batch(
+    batch: &[(usize, Vec<u8>)],
+    file: u32,
+    opts: &LoadOptions,
+) -> Vec<Result<Problem, RowFailure>> {
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(batch.len());
+    if threads <= 1 {
+        return batch
+            .iter()
+            .map(|(l, b)| decode_one(*l, b, file, opts))
+            .collect();
+    }
+    let chunk = batch.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = batch
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(l, b)| decode_one(*l, b, file, opts))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("decoding does not panic"))
+            .collect()
+    })
 }
 
 /// Why one row failed (file and line are added by the caller).
