@@ -176,9 +176,13 @@ impl RunCgroup {
         }
     }
 
-    /// Pids currently in the group (pids hierarchy).
-    pub fn pids(&self) -> Vec<i32> {
-        read_pids(&self.pids)
+    /// The `cgroup.procs` paths as C strings, for the pre-exec hook.
+    pub fn procs_cstrings(&self) -> Vec<std::ffi::CString> {
+        use std::os::unix::ffi::OsStrExt;
+        self.procs_files
+            .iter()
+            .map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).expect("no NUL in path"))
+            .collect()
     }
 
     /// SIGKILL everything in the group until it is empty (or `patience` passes).

@@ -16,12 +16,15 @@
 
 mod cgroup;
 mod runner;
+mod seccomp;
+mod session;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 pub use cgroup::CgroupBases;
+pub use session::Session;
 
 use serde::{Deserialize, Serialize};
 
@@ -312,6 +315,12 @@ impl Sandbox {
     pub fn run(&self, req: &RunRequest) -> Result<RunResult, SandboxError> {
         validate(req)?;
         runner::run_once(self, req)
+    }
+
+    /// Start a warm worker for many runs (see [`Session`]); `limits` size the
+    /// session's cgroup.
+    pub fn session(&self, limits: &Limits) -> Result<Session, SandboxError> {
+        Session::start(self, limits)
     }
 }
 

@@ -8,7 +8,6 @@ use std::ffi::{CString, OsString};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -121,14 +120,39 @@ pub(crate) fn base_args(extra_ro: &[PathBuf], tmpfs_bytes: u64) -> Vec<OsString>
         a.push(d.clone().into_os_string());
     }
     let size = tmpfs_bytes.to_string();
-    a.extend(
-        [
-            "--proc", "/proc", "--dev", "/dev", "--size", &size, "--tmpfs", WORKDIR, "--size",
-            &size, "--tmpfs", "/tmp", "--chdir", WORKDIR,
-        ]
-        .map(OsString::from),
-    );
+    #[rustfmt::skip]
+    let tail = [
+        "--proc", "/proc",
+        // The namespaced sysctls (hostname...) stay read-only too.
+        "--ro-bind", "/proc/sys", "/proc/sys",
+        "--dev", "/dev",
+        // POSIX semaphores and shared memory (multiprocessing) need a writable /dev/shm.
+        "--size", &size, "--tmpfs", "/dev/shm",
+        "--remount-ro", "/dev",
+        "--size", &size, "--tmpfs", WORKDIR,
+        "--size", &size, "--tmpfs", "/tmp",
+        "--chdir", WORKDIR,
+        "--remount-ro", "/",
+    ];
+    a.extend(tail.map(OsString::from));
     a
+}
+
+/// Add `--seccomp FD` with the filter in a memory file; the file must stay open until
+/// spawn and its fd be inherited.
+pub(crate) fn add_seccomp(
+    args: &mut Vec<OsString>,
+    keep_alive: &mut Vec<File>,
+    inherit_fds: &mut Vec<i32>,
+) -> io::Result<()> {
+    if let Some(bytes) = super::seccomp::filter_bytes() {
+        let f = memfd("seccomp", &bytes)?;
+        args.push("--seccomp".into());
+        args.push(f.as_raw_fd().to_string().into());
+        inherit_fds.push(f.as_raw_fd());
+        keep_alive.push(f);
+    }
+    Ok(())
 }
 
 /// Size of each tmpfs: room for a few maximal files.
@@ -359,6 +383,7 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
         for (name, data) in &req.files {
             add_file(name, data)?;
         }
+        add_seccomp(&mut args, &mut keep_alive, &mut inherit_fds)?;
         args.push("--".into());
         args.push(sb.python.executable.clone().into_os_string());
         args.push("main.py".into());
@@ -398,15 +423,7 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     PreExec {
-        cgroup_procs: cg
-            .as_ref()
-            .map(|c| {
-                c.procs_files
-                    .iter()
-                    .map(|p| CString::new(p.as_os_str().as_bytes()).expect("no NUL in path"))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        cgroup_procs: cg.as_ref().map(|c| c.procs_cstrings()).unwrap_or_default(),
         rlimits: rlimits(limits),
         inherit_fds,
         parent_death_kill: true,
@@ -587,11 +604,16 @@ pub(crate) fn classify(
     cpu_ms: u64,
     limits: &Limits,
 ) -> EndReason {
-    if let Some(why) = killed_for {
-        return why;
+    // The output cap is exact; an OOM kill explains a later timeout better than the
+    // timeout does (the program typically waits for a child the kernel killed).
+    if killed_for == Some(EndReason::OutputLimit) {
+        return EndReason::OutputLimit;
     }
     if oom_killed {
         return EndReason::Memory;
+    }
+    if let Some(why) = killed_for {
+        return why;
     }
     match signal {
         Some(libc::SIGXCPU) => return EndReason::Timeout,
