@@ -121,8 +121,9 @@ def child(job, code_obj, test, in_path, out_path, wfd):
     os.dup2(fd_out, 1)
     os.close(fd_in)
     os.close(fd_out)
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+    out = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
+    sys.stdout = out
     msg = {"status": "ok"}
     try:
         ns = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -149,10 +150,11 @@ def child(job, code_obj, test, in_path, out_path, wfd):
                 msg = {"status": "incomparable", "error": str(e)}
     except BaseException as e:  # noqa: BLE001 - every failure of the program is a result
         msg = {"status": "error", "error": f"{type(e).__name__}: {show(str(e))}"}
-    try:
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
-        pass
+    for stream in (sys.stdout, out, sys.__stdout__):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a closed or replaced stream
+            pass
     data = json.dumps(msg).encode()
     view = memoryview(data)
     while view:

@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use super::{LcbError, Problem, TestType};
+use super::{LcbError, Problem};
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
 
 /// The Python driver run inside the sandbox.
@@ -225,15 +225,6 @@ impl Grader {
                     .into(),
             });
         }
-        if tests
-            .iter()
-            .any(|t| (t.testtype == TestType::Functional) != functional)
-        {
-            return Err(LcbError::Grading {
-                question_id: problem.question_id.clone(),
-                message: "mixes stdin and functional tests".into(),
-            });
-        }
         let nonce = nonce();
         let job = Job {
             code,
@@ -265,7 +256,7 @@ impl Grader {
                 file_size_bytes: 64 << 20,
                 open_files: 64,
                 processes: 32,
-                output_bytes: 4 << 20,
+                output_bytes: 16 << 20,
             },
         };
         let run = self.sandbox.run(&req)?;

@@ -433,14 +433,10 @@ impl Problem {
         self.metadata.get("func_name").and_then(|v| v.as_str())
     }
 
-    /// Whether the problem is graded by calling a function (LeetCode style).
+    /// Whether the problem is graded by calling a function (LeetCode style): as in
+    /// LiveCodeBench, exactly when `metadata.func_name` is present.
     pub fn is_functional(&self) -> bool {
-        self.public_test_cases
-            .iter()
-            .chain(&self.private_test_cases)
-            .next()
-            .map(|t| t.testtype == TestType::Functional)
-            .unwrap_or(self.func_name().is_some())
+        self.func_name().is_some()
     }
 
     /// Public then private tests: the list LiveCodeBench grades on.
