@@ -351,19 +351,20 @@ fn grade(a: GradeArgs) -> Result<()> {
         items.push((p, code, *k));
         *k += 1;
     }
-    let mut defaults = GradeConfig::default();
-    defaults.timeout = Duration::from_secs_f64(a.timeout);
-    defaults.float_tolerance = a.float_tol;
-    defaults.memory_mb = a.memory;
-    if let Some(j) = a.jobs {
-        defaults.jobs = j;
-    }
+    let base = GradeConfig::default();
+    let config = GradeConfig {
+        timeout: Duration::from_secs_f64(a.timeout),
+        float_tolerance: a.float_tol,
+        memory_mb: a.memory,
+        jobs: a.jobs.unwrap_or(base.jobs),
+        ..base
+    };
     let grader = Grader::new(
         SandboxConfig {
             python: a.python.clone(),
             unsafe_no_isolation: a.unsafe_no_isolation,
         },
-        defaults,
+        config,
     )?;
     if a.unsafe_no_isolation {
         eprintln!("hrl: warning: grading WITHOUT isolation (--unsafe-no-isolation)");
