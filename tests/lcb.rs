@@ -599,6 +599,29 @@ fn private_tests_zlib_cap() {
     // Under a larger cap the same data decompresses and then fails as a pickle.
     let err = decode_private_tests(&b64, 8 << 20).unwrap_err();
     assert!(err.to_string().contains("pickle"), "{err}");
+    // Exactly `cap` bytes pass the cap; one byte fewer allowed does not.
+    let err = decode_private_tests(&b64, 4 << 20).unwrap_err();
+    assert!(err.to_string().contains("pickle"), "{err}");
+    let err = decode_private_tests(&b64, (4 << 20) - 1).unwrap_err();
+    assert!(err.to_string().contains("exceeds the cap"), "{err}");
+    // A truncated stream is a zlib error, not a hang or a partial result.
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(&b64)
+        .unwrap();
+    let cut = base64::engine::general_purpose::STANDARD.encode(&raw[..raw.len() / 2]);
+    let err = decode_private_tests(&cut, 8 << 20).unwrap_err();
+    assert!(err.to_string().contains("zlib"), "{err}");
+    // A real pickled test list round-trips through the same path.
+    let tests = r#"[{"input": "1\n", "output": "2", "testtype": "stdin"}]"#;
+    let mut pk = vec![0x80, 4, 0x8c, tests.len() as u8];
+    pk.extend_from_slice(tests.as_bytes());
+    pk.extend_from_slice(b"\x94.");
+    let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&pk).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(enc.finish().unwrap());
+    let got = decode_private_tests(&b64, 1 << 20).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].input, "1\n");
 }
 
 /// Exact pass@k by enumerating every k-subset of n samples (c correct ones first).

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -398,14 +398,14 @@ pub fn decode_row(line: &str, source: Source, opts: &LoadOptions) -> Result<Prob
     for (k, t) in public.iter().chain(&private).enumerate() {
         if t.testtype == TestType::Functional {
             for (j, arg) in t.input.split('\n').enumerate() {
-                if serde_json::from_str::<serde_json::Value>(arg).is_err() {
+                if serde_json::from_str::<serde::de::IgnoredAny>(arg).is_err() {
                     return Err(fail(format!(
                         "test {k}: functional input line {} is not JSON",
                         j + 1
                     )));
                 }
             }
-            if serde_json::from_str::<serde_json::Value>(&t.output).is_err() {
+            if serde_json::from_str::<serde::de::IgnoredAny>(&t.output).is_err() {
                 return Err(fail(format!("test {k}: functional output is not JSON")));
             }
         }
@@ -468,12 +468,48 @@ pub fn decode_private_tests(s: &str, max_bytes: usize) -> Result<Vec<TestCase>, 
             json: json_err.to_string(),
             b64: e.to_string(),
         })?;
-    let mut out = Vec::new();
-    let mut dec = flate2::read::ZlibDecoder::new(&compressed[..]).take(max_bytes as u64 + 1);
-    dec.read_to_end(&mut out).map_err(PrivateTestsError::Zlib)?;
-    if out.len() > max_bytes {
-        return Err(PrivateTestsError::TooLarge(max_bytes));
-    }
+    let out = inflate_capped(&compressed, max_bytes)?;
     let text = unpickle_string(&out)?;
     serde_json::from_str(&text).map_err(PrivateTestsError::Json)
+}
+
+/// Inflate a zlib stream into one buffer grown geometrically, never past `cap + 1`
+/// bytes: more than `cap` decompressed bytes is [`PrivateTestsError::TooLarge`].
+fn inflate_capped(data: &[u8], cap: usize) -> Result<Vec<u8>, PrivateTestsError> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let limit = cap.saturating_add(1);
+    let mut d = Decompress::new(true);
+    let mut out: Vec<u8> = Vec::with_capacity(data.len().saturating_mul(4).clamp(1024, limit));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() >= limit {
+                return Err(PrivateTestsError::TooLarge(cap));
+            }
+            let grow = out.len().min(limit - out.len()).max(1);
+            out.reserve_exact(grow);
+        }
+        let consumed = d.total_in() as usize;
+        let produced = out.len();
+        let status = d
+            .decompress_vec(&data[consumed..], &mut out, FlushDecompress::Finish)
+            .map_err(|e| {
+                PrivateTestsError::Zlib(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })?;
+        match status {
+            Status::StreamEnd => break,
+            Status::Ok | Status::BufError => {
+                let stalled = d.total_in() as usize == consumed && out.len() == produced;
+                if stalled && out.len() < out.capacity() {
+                    return Err(PrivateTestsError::Zlib(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "truncated zlib stream",
+                    )));
+                }
+            }
+        }
+    }
+    if out.len() > cap {
+        return Err(PrivateTestsError::TooLarge(cap));
+    }
+    Ok(out)
 }
