@@ -129,5 +129,48 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Grading throughput: every fixture reference solution (28 problems, 270 tests)
+/// through the isolated sandbox. Skipped with a message where isolation is missing.
+fn bench_grade(c: &mut Criterion) {
+    use harness_rl::lcb::{GradeConfig, Grader};
+    use harness_rl::sandbox::SandboxConfig;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lcb");
+    let ds = loader::load_dir(&fixtures, &LoadOptions::default()).unwrap();
+    let grader = match Grader::new(SandboxConfig::default(), GradeConfig::default()) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("skipping lcb_grade: {e}");
+            return;
+        }
+    };
+    let refs: Vec<(String, String)> =
+        std::fs::read_to_string(fixtures.join("solutions/reference.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["question_id"].as_str().unwrap().to_string(),
+                    v["code"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+    let items: Vec<_> = refs
+        .iter()
+        .map(|(q, code)| (ds.get(q).unwrap(), code.as_str(), 0))
+        .collect();
+    let tests: usize = items.iter().map(|(p, _, _)| p.all_tests().count()).sum();
+    let mut g = c.benchmark_group("lcb_grade");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(tests as u64));
+    g.bench_function(format!("reference_solutions_{}_tests", tests), |b| {
+        b.iter(|| {
+            let r = grader.grade_many(&items, &|_| {});
+            assert!(r.iter().all(|x| x.as_ref().is_ok_and(|s| s.passed)));
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_grade);
 criterion_main!(benches);
