@@ -833,6 +833,34 @@ fn failures_timeouts_and_stop_at_first_failure() {
 }
 
 #[test]
+fn hostile_solutions_fail_cleanly() {
+    let g = grader_with(|c| c.memory_mb = 512);
+    let p = problem(vec![("1", "1"), ("2", "2")], None);
+    // Memory bomb: MemoryError (address-space limit) or a kill; a runtime error either way.
+    assert_eq!(
+        codes(&g, &p, "x = bytearray(8 << 30)\nprint(input())"),
+        vec![-4]
+    );
+    // Killing the driver ends the run early: the test in progress is a runtime error.
+    let r = g
+        .grade(
+            &p,
+            "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+            0,
+        )
+        .unwrap();
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(r.results[0].code, TestCode::RuntimeError);
+    // A fork bomb is contained by the sandbox and the solution fails.
+    let bomb =
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass";
+    let r = g.grade(&p, bomb, 0).unwrap();
+    assert!(!r.passed);
+    // The grader still works afterwards.
+    assert_eq!(codes(&g, &p, "print(input())"), vec![1, 1]);
+}
+
+#[test]
 fn global_timeout_marks_every_test() {
     let g = grader_with(|c| {
         c.timeout = Duration::from_secs(30);
@@ -1012,6 +1040,24 @@ fn cli_grade_reference_and_wrong_solutions() {
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["problems"], 2);
+    let log = tmp.path().join("log.jsonl");
+    hrl()
+        .args(["lcb", "grade"])
+        .arg(&dir)
+        .arg("--solutions")
+        .arg(&both)
+        .arg("--log")
+        .arg(&log)
+        .args(["--quiet", "--jobs", "1"])
+        .assert()
+        .success();
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logged.len(), 4);
+    assert_eq!(logged.iter().filter(|s| s["passed"] == true).count(), 2);
     assert_eq!(v["summary"]["pass_at"]["pass@1"], 0.5);
     assert_eq!(v["summary"]["pass_at"]["pass@2"], 1.0);
     assert!(v["summary"]["pass_at"].get("pass@5").is_none());

@@ -118,6 +118,10 @@ pub struct GradeArgs {
     /// Write the full JSON result here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Append each graded sample to this JSONL file as soon as it is done (kept even
+    /// if the run is interrupted).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
     /// Print JSON to standard output instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -380,7 +384,34 @@ fn grade(a: GradeArgs) -> Result<()> {
     );
     let refs: Vec<(&Problem, &str, usize)> =
         items.iter().map(|(p, c, k)| (*p, c.as_str(), *k)).collect();
-    let results = grader.grade_many(&refs, &|_| bar.inc(1));
+    let log = match &a.log {
+        Some(p) => Some(std::sync::Mutex::new(BufWriter::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("opening {}", p.display()))?,
+        ))),
+        None => None,
+    };
+    let log_failed = std::sync::atomic::AtomicBool::new(false);
+    let results = grader.grade_many(&refs, &|r| {
+        bar.inc(1);
+        if let Some(log) = &log {
+            let line = match r {
+                Ok(s) => serde_json::to_string(s),
+                Err(e) => serde_json::to_string(&json!({"error": e.to_string()})),
+            }
+            .expect("serializable");
+            let mut w = log.lock().expect("no panics while holding");
+            if writeln!(w, "{line}").and_then(|_| w.flush()).is_err() {
+                log_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    });
+    if log_failed.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("hrl: warning: could not write every line of the --log file");
+    }
     bar.finish_and_clear();
     let mut graded: Vec<SampleResult> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
