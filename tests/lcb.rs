@@ -1057,6 +1057,19 @@ fn cli_grade_reference_and_wrong_solutions() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(logged.len(), 4);
+    // --all-problems: the other problems count as 0.
+    let out = hrl()
+        .args(["lcb", "grade"])
+        .arg(&dir)
+        .arg("--solutions")
+        .arg(&both)
+        .args(["--json", "--quiet", "--k", "1", "--all-problems"])
+        .output()
+        .unwrap();
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(all["summary"]["problems"], n);
+    let p1 = all["summary"]["pass_at"]["pass@1"].as_f64().unwrap();
+    assert!((p1 - 1.0 / n as f64).abs() < 1e-12, "{p1}");
     assert_eq!(logged.iter().filter(|s| s["passed"] == true).count(), 2);
     assert_eq!(v["summary"]["pass_at"]["pass@1"], 0.5);
     assert_eq!(v["summary"]["pass_at"]["pass@2"], 1.0);

@@ -125,8 +125,8 @@ pub struct GradeArgs {
     /// Print JSON to standard output instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Grade problems without solutions as failures (default: only problems with
-    /// at least one solution are scored).
+    /// Score every problem of the release/window; those without solutions count as
+    /// 0 (default: only problems with at least one solution are scored).
     #[arg(long)]
     pub all_problems: bool,
     /// Python interpreter used inside the sandbox.
@@ -174,6 +174,7 @@ fn load_options(l: &LoadArgs, w: Option<&WindowArgs>, keep_private: bool) -> Res
         window,
         skip_bad: l.skip_bad,
         keep_private_tests: keep_private,
+        keep_private_ids: None,
         max_decompressed_bytes: l.max_test_mib.saturating_mul(1 << 20),
         threads: 0,
     })
@@ -325,10 +326,13 @@ fn grade(a: GradeArgs) -> Result<()> {
     if a.jobs == Some(0) {
         return Err(UsageError("--jobs must be at least 1".into()).into());
     }
-    let opts = load_options(&a.load, Some(&a.window), true)?;
+    let sols = read_solutions(&a.solutions, a.load.skip_bad)?;
+    let mut opts = load_options(&a.load, Some(&a.window), true)?;
+    if !a.all_problems {
+        opts.keep_private_ids = Some(sols.iter().map(|(_, s)| s.question_id.clone()).collect());
+    }
     let ds = loader::load_dir(&a.load.dir, &opts)?;
     report_bad(&ds.bad_rows);
-    let sols = read_solutions(&a.solutions, a.load.skip_bad)?;
     let mut counter: BTreeMap<&str, usize> = BTreeMap::new();
     let mut items: Vec<(&Problem, String, usize)> = Vec::new();
     for (line, s) in &sols {

@@ -475,6 +475,7 @@ pub struct Summary {
 }
 
 /// Summarise graded samples (one problem may have several) for the given `ks`.
+/// Problems in `problems` without any sample score 0.
 pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) -> Summary {
     let mut per_problem = Vec::new();
     for p in problems {
@@ -484,9 +485,17 @@ pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) ->
             .collect();
         let n = mine.len();
         let c = mine.iter().filter(|r| r.passed).count();
+        // A problem without any sample scores 0 (it was asked for but not solved).
         let pass_at = ks
             .iter()
-            .filter_map(|&k| pass_at_k(n as u64, c as u64, k).map(|v| (format!("pass@{k}"), v)))
+            .filter_map(|&k| {
+                let v = if n == 0 {
+                    Some(0.0)
+                } else {
+                    pass_at_k(n as u64, c as u64, k)
+                };
+                v.map(|v| (format!("pass@{k}"), v))
+            })
             .collect();
         per_problem.push(ProblemScore {
             question_id: p.question_id.clone(),

@@ -35,6 +35,9 @@ pub struct LoadOptions {
     pub skip_bad: bool,
     /// Keep decoded private tests in memory (they are always decoded and validated).
     pub keep_private_tests: bool,
+    /// When set, keep private tests only for these `question_id`s (grading a few
+    /// problems of a large release without holding every test in memory).
+    pub keep_private_ids: Option<std::collections::HashSet<String>>,
     /// Largest decompressed size of one row's private tests, in bytes.
     pub max_decompressed_bytes: usize,
     /// Decoding threads; 0 = one per available core. Output does not depend on it.
@@ -48,6 +51,7 @@ impl Default for LoadOptions {
             window: DateWindow::default(),
             skip_bad: false,
             keep_private_tests: true,
+            keep_private_ids: None,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED,
             threads: 0,
         }
@@ -411,6 +415,11 @@ pub fn decode_row(line: &str, source: Source, opts: &LoadOptions) -> Result<Prob
         }
     }
     let private_test_count = private.len();
+    let keep = opts.keep_private_tests
+        && opts
+            .keep_private_ids
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&raw.question_id));
     Ok(Problem {
         question_title: raw.question_title,
         question_content: raw.question_content,
@@ -421,11 +430,7 @@ pub fn decode_row(line: &str, source: Source, opts: &LoadOptions) -> Result<Prob
         starter_code: raw.starter_code,
         difficulty,
         public_test_cases: public,
-        private_test_cases: if opts.keep_private_tests {
-            private
-        } else {
-            Vec::new()
-        },
+        private_test_cases: if keep { private } else { Vec::new() },
         private_test_count,
         metadata,
         source,
