@@ -152,6 +152,45 @@ fn decoding_does_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn fixtures_regenerate_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let st = Command::new("python3")
+        .arg(fixtures().join("make_fixtures.py"))
+        .arg("--out")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let mut files: Vec<String> = (1..=6)
+        .map(|n| {
+            file_path(n)
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    files.extend(
+        [
+            "solutions/reference.jsonl",
+            "solutions/wrong.jsonl",
+            "hostile/test.jsonl",
+        ]
+        .map(String::from),
+    );
+    for f in files {
+        let want = std::fs::read(fixtures().join(&f)).unwrap();
+        let got = std::fs::read(tmp.path().join(&f)).unwrap();
+        assert!(want == got, "{f} differs from its generator's output");
+    }
+}
+
+#[test]
 fn release_tags_select_files() {
     let counts: Vec<usize> = (1..=6).map(|n| python_rows(n).len()).collect();
     let sum = |a: usize, b: usize| counts[a - 1..b].iter().sum::<usize>();
