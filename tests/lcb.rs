@@ -420,6 +420,13 @@ fn cutoff_split_counts_and_files() {
     let ids = |v: &[Problem]| v.iter().map(|p| p.question_id.clone()).collect::<Vec<_>>();
     assert_eq!(read_ids("train.jsonl"), ids(&s.train));
     assert_eq!(read_ids("test.jsonl"), ids(&s.test));
+    // Writing a split over its own input is refused before anything is written.
+    let before = std::fs::read(file_path(1)).unwrap();
+    assert!(matches!(
+        split::write_split(&fixtures(), &s, &fixtures()),
+        Err(LcbError::BadSplit(_))
+    ));
+    assert_eq!(std::fs::read(file_path(1)).unwrap(), before);
     // The written test side is itself a loadable LiveCodeBench file.
     let again = loader::load_dir(out.path(), &LoadOptions::default()).unwrap();
     assert_eq!(again.problems.len(), s.test.len());
@@ -816,6 +823,9 @@ fn functional_semantics() {
     let wrong_second =
         "class Solution:\n    def addAll(self, xs, k):\n        return [x + k for x in xs] or [0]";
     assert_eq!(codes(&g, &p, wrong_second), vec![1, -2]);
+    let response = format!("Sure.\n```python\n{ok}\n```\n");
+    assert!(g.grade_response(&p, &response, 0).unwrap().passed);
+    assert!(!g.grade_response(&p, "no code at all", 0).unwrap().passed);
     let raises = "class Solution:\n    def addAll(self, xs, k):\n        return xs[10]";
     let r = g.grade(&p, raises, 0).unwrap();
     assert_eq!(r.results[0].code, TestCode::RuntimeError);

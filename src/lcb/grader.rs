@@ -334,6 +334,18 @@ impl Grader {
         })
     }
 
+    /// Grade a model response: LiveCodeBench's extraction (the last fenced block; no
+    /// block grades as an empty program), then [`Grader::grade`].
+    pub fn grade_response(
+        &self,
+        problem: &Problem,
+        response: &str,
+        sample: usize,
+    ) -> Result<SampleResult, LcbError> {
+        let code = super::prompt::extract_code(response).unwrap_or_default();
+        self.grade(problem, &code, sample)
+    }
+
     /// Grade many `(problem, code, sample)` items on `config.jobs` threads; results
     /// come back in input order. `progress` is called after each item.
     pub fn grade_many(

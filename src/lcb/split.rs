@@ -173,6 +173,16 @@ pub fn write_split(dir: &Path, split: &Split, out_dir: &Path) -> Result<(), LcbE
         move |source| LcbError::Io { path, source }
     };
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
+    let same = match (dir.canonicalize(), out_dir.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(LcbError::BadSplit(format!(
+            "the output directory {} is the input directory: writing test.jsonl would overwrite the data",
+            out_dir.display()
+        )));
+    }
     let train: HashSet<(u32, usize)> = split
         .train
         .iter()
