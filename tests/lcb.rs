@@ -910,6 +910,22 @@ fn hostile_solutions_fail_cleanly() {
 }
 
 #[test]
+fn cpu_clock_ignores_waiting_but_not_spinning() {
+    let p = problem(vec![("1", "1"), ("2", "2")], None);
+    let sleepy = "import time\ntime.sleep(1.5)\nprint(input())";
+    let wall = grader_with(|c| c.timeout = Duration::from_millis(800));
+    assert_eq!(codes(&wall, &p, sleepy), vec![-3]);
+    let cpu = grader_with(|c| {
+        c.timeout = Duration::from_millis(800);
+        c.clock = harness_rl::lcb::TimeoutClock::Cpu;
+    });
+    assert_eq!(codes(&cpu, &p, sleepy), vec![1, 1]);
+    assert_eq!(codes(&cpu, &p, "while True: pass"), vec![-3]);
+    // The wall-clock backstop (4x + 1 s) still stops a program that only waits.
+    assert_eq!(codes(&cpu, &p, "import time\ntime.sleep(60)"), vec![-3]);
+}
+
+#[test]
 fn global_timeout_marks_every_test() {
     let g = grader_with(|c| {
         c.timeout = Duration::from_secs(30);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use harness_rl::lcb::grader::{self, Summary};
+use harness_rl::lcb::grader::{self, Summary, TimeoutClock};
 use harness_rl::lcb::loader::{self, LoadOptions};
 use harness_rl::lcb::split::{self, SideCounts, SplitSpec};
 use harness_rl::lcb::{
@@ -106,6 +106,10 @@ pub struct GradeArgs {
     /// Per-test time limit in seconds.
     #[arg(long, default_value_t = 6.0)]
     pub timeout: f64,
+    /// What --timeout measures: `wall` (LiveCodeBench) or `cpu` (the test's CPU time,
+    /// robust on a busy machine; wall-clock backstop 4x + 1 s).
+    #[arg(long, default_value = "wall", value_parser = ["wall", "cpu"])]
+    pub timeout_clock: String,
     /// Accept numeric answers within this tolerance (off: exact, as LiveCodeBench).
     #[arg(long)]
     pub float_tol: Option<f64>,
@@ -365,6 +369,11 @@ fn grade(a: GradeArgs) -> Result<()> {
         float_tolerance: a.float_tol,
         memory_mb: a.memory,
         jobs: a.jobs.unwrap_or(base.jobs),
+        clock: if a.timeout_clock == "cpu" {
+            TimeoutClock::Cpu
+        } else {
+            TimeoutClock::Wall
+        },
         ..base
     };
     let grader = Grader::new(
@@ -438,6 +447,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         "dir": ds.dir,
         "release": ds.release.to_string(),
         "timeout_s": a.timeout,
+        "timeout_clock": a.timeout_clock,
         "float_tolerance": a.float_tol,
         "isolation": !a.unsafe_no_isolation,
         "summary": summary,

@@ -163,6 +163,17 @@ def child(job, code_obj, test, in_path, out_path, wfd):
     os._exit(0)
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a live process, from /proc (0 when unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def run_one(job, code_obj, i, test, report):
     in_path, out_path = f"in_{i}.txt", f"out_{i}.txt"
     with open(in_path, "w", encoding="utf-8") as f:
@@ -175,19 +186,25 @@ def run_one(job, code_obj, i, test, report):
         os.close(report.fileno())
         child(job, code_obj, test, in_path, out_path, wfd)
     os.close(wfd)
-    deadline = start + job["timeout"]
+    cpu_clock = job.get("clock") == "cpu"
+    # Wall clock (LiveCodeBench): the limit is wall time. CPU clock: the limit is the
+    # test process's CPU time, with a wall-clock backstop of 4x the limit + 1 s.
+    deadline = start + (4 * job["timeout"] + 1 if cpu_clock else job["timeout"])
     chunks, size, timed_out, status = [], 0, False, None
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([rfd], [], [], min(left, 0.1))
+        ready, _, _ = select.select([rfd], [], [], min(left, 0.05 if cpu_clock else 0.1))
         if not ready:
             # A grandchild may hold the pipe open after the child ended.
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:
                 status = st
+                break
+            if cpu_clock and cpu_seconds(pid) > job["timeout"]:
+                timed_out = True
                 break
             continue
         chunk = os.read(rfd, 65536)

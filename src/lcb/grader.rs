@@ -42,6 +42,18 @@ pub struct GradeConfig {
     pub memory_mb: u64,
     /// Solutions graded in parallel by [`Grader::grade_many`].
     pub jobs: usize,
+    /// What the per-test limit measures: wall time (LiveCodeBench, the default) or
+    /// the test process's CPU time (robust on a busy machine; wall backstop 4x + 1 s).
+    pub clock: TimeoutClock,
+}
+
+/// The clock of the per-test limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutClock {
+    #[default]
+    Wall,
+    Cpu,
 }
 
 impl Default for GradeConfig {
@@ -52,6 +64,7 @@ impl Default for GradeConfig {
             float_tolerance: None,
             memory_mb: 4096,
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            clock: TimeoutClock::Wall,
         }
     }
 }
@@ -139,6 +152,7 @@ struct Job<'a> {
     timeout: f64,
     nonce: &'a str,
     float_tol: Option<f64>,
+    clock: TimeoutClock,
 }
 
 #[derive(Serialize)]
@@ -240,10 +254,15 @@ impl Grader {
             timeout: self.config.timeout.as_secs_f64(),
             nonce: &nonce,
             float_tol: self.config.float_tolerance,
+            clock: self.config.clock,
         };
         let job_bytes = serde_json::to_vec(&job).expect("serializable");
         let global = self.config.global_timeout.unwrap_or_else(|| {
-            Duration::from_secs_f64((self.config.timeout.as_secs_f64() + 1.0) * n as f64 + 5.0)
+            let per_test = match self.config.clock {
+                TimeoutClock::Wall => self.config.timeout.as_secs_f64() + 1.0,
+                TimeoutClock::Cpu => 4.0 * self.config.timeout.as_secs_f64() + 2.0,
+            };
+            Duration::from_secs_f64(per_test * n as f64 + 5.0)
         });
         let req = RunRequest {
             program: DRIVER.to_string(),
