@@ -29,7 +29,7 @@ pub enum LcbCmd {
     Split(SplitArgs),
     /// Grade solutions (`{question_id, code}` lines) in the sandbox: per-problem
     /// results and pass@k, as JSON and a table.
-    Grade(GradeArgs),
+    Grade(Box<GradeArgs>),
     /// Print LiveCodeBench's prompt for one problem (JSON messages).
     Prompt(PromptArgs),
 }
@@ -158,7 +158,7 @@ pub fn run(cmd: LcbCmd) -> Result<()> {
     match cmd {
         LcbCmd::Info(a) => info(a),
         LcbCmd::Split(a) => split_cmd(a),
-        LcbCmd::Grade(a) => grade(a),
+        LcbCmd::Grade(a) => grade(*a),
         LcbCmd::Prompt(a) => prompt_cmd(a),
     }
 }
