@@ -199,6 +199,13 @@ fn release_tags_select_files() {
     assert_eq!(load("release_v5").problems.len(), sum(1, 5));
     assert_eq!(load("release_latest").problems.len(), sum(1, 6));
     assert_eq!(load("release_v6").problems.len(), sum(1, 6));
+    let rel = load("release_latest").release_counts();
+    assert_eq!(rel.len(), 6);
+    for (n, (tag, count)) in rel.iter().enumerate() {
+        assert_eq!(tag, &format!("release_v{}", n + 1));
+        assert_eq!(*count, sum(1, n + 1));
+    }
+    assert!(load("v2_v4").release_counts().is_empty());
     assert_eq!(load("v3").problems.len(), sum(3, 3));
     assert_eq!(load("v2_v4").problems.len(), sum(2, 4));
     let v3 = load("v3");

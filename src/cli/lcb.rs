@@ -203,6 +203,7 @@ fn info(a: InfoArgs) -> Result<()> {
             "from": ds.window.from.map(|d| d.to_string()),
             "to": ds.window.to.map(|d| d.to_string()),
             "files": ds.files,
+            "releases": ds.release_counts().into_iter().collect::<BTreeMap<_, _>>(),
             "counts": counts,
             "functional": ds.problems.iter().filter(|p| p.is_functional()).count(),
             "public_tests": ds.problems.iter().map(|p| p.public_test_cases.len()).sum::<usize>(),
@@ -228,6 +229,11 @@ fn info(a: InfoArgs) -> Result<()> {
                 "{:<14} {:>6} {:>6} {:>9}  {range}",
                 f.name, f.rows, f.bad_rows, f.selected
             )?;
+        }
+        let rel = ds.release_counts();
+        if !rel.is_empty() {
+            let rel: Vec<String> = rel.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            writeln!(out, "releases (cumulative): {}", rel.join(", "))?;
         }
         write_counts(&mut out, "selected", &counts)?;
     }

@@ -110,6 +110,21 @@ impl Dataset {
         self.problems.iter().find(|p| p.question_id == question_id)
     }
 
+    /// Cumulative selected problems per `release_vN`, for each N whose files 1..=N
+    /// were all loaded (with `release_latest` on a full download: v1 .. v6).
+    pub fn release_counts(&self) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        let mut total = 0;
+        for (k, f) in self.files.iter().enumerate() {
+            if f.number as usize != k + 1 {
+                break;
+            }
+            total += f.selected;
+            out.push((format!("release_v{}", f.number), total));
+        }
+        out
+    }
+
     /// The earliest and latest `contest_date` of the selected problems.
     pub fn date_range(&self) -> Option<(ContestDate, ContestDate)> {
         let min = self.problems.iter().map(|p| p.contest_date).min()?;
