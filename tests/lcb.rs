@@ -1176,6 +1176,17 @@ fn cli_info_split_and_errors() {
     assert!(v["train"]["total"].as_u64().unwrap() > 0 && v["test"]["total"].as_u64().unwrap() > 0);
     // Bad input: exit 2 with the place named.
     hrl()
+        .args(["lcb", "info", "/nonexistent/lcb-data"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("/nonexistent/lcb-data"));
+    hrl()
+        .args(["lcb", "info"])
+        .arg(dir.join("solutions"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no LiveCodeBench files"));
+    hrl()
         .args(["lcb", "info"])
         .arg(&dir)
         .args(["--release", "v9x"])

@@ -66,10 +66,12 @@ pub enum LcbError {
 impl LcbError {
     /// `true` for errors in what the user gave us (files, tags, dates, solutions).
     pub fn is_input_error(&self) -> bool {
-        !matches!(
-            self,
-            LcbError::Io { .. } | LcbError::Grading { .. } | LcbError::Sandbox(_)
-        )
+        match self {
+            // A path the user named that does not exist is their input.
+            LcbError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            LcbError::Grading { .. } | LcbError::Sandbox(_) => false,
+            _ => true,
+        }
     }
 }
 
