@@ -155,7 +155,8 @@ fn utf8(bytes: &[u8], offset: usize) -> Result<String, PickleError> {
 }
 
 /// Decode Python's `raw-unicode-escape`: bytes are Latin-1 code points, except
-/// `\uXXXX` and `\UXXXXXXXX` escapes (preceded by an even number of backslashes).
+/// `\u` + 4 hex digits and `\U` + 8 hex digits (an escape backslash is preceded by an even
+/// number of backslashes).
 fn raw_unicode_escape(bytes: &[u8], offset: usize) -> Result<String, PickleError> {
     let mut out = String::with_capacity(bytes.len());
     let mut i = 0;
