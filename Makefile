@@ -41,6 +41,7 @@ demo: build
 
 bench: build
 	$(CARGO) bench --bench families
+	$(CARGO) bench --bench lcb
 
 lint:
 	$(CARGO) fmt --all -- --check

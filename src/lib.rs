@@ -8,5 +8,6 @@
 
 pub mod executor;
 pub mod families;
+pub mod lcb;
 pub mod sandbox;
 pub mod throughput;

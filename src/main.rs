@@ -25,12 +25,20 @@ enum Command {
     /// Procedurally generated task families: list, generate, score.
     #[command(subcommand)]
     Tasks(cli::tasks::TasksCmd),
+    /// LiveCodeBench: load, split by date, grade solutions in the sandbox.
+    #[command(subcommand)]
+    Lcb(cli::lcb::LcbCmd),
+    /// Run untrusted Python in the sandbox.
+    #[command(subcommand)]
+    Sandbox(cli::sandbox::SandboxCmd),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
+        Command::Lcb(cmd) => cli::lcb::run(cmd),
+        Command::Sandbox(cmd) => cli::sandbox::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,13 +7,24 @@
 //! program written to `main.py` in a fresh private working directory, optional extra
 //! files, stdin, limits) and returns a structured [`RunResult`].
 //!
-//! INTERIM IMPLEMENTATION: this first version only runs unisolated (process group,
-//! wall clock, output caps). The isolated implementation replaces `run_unisolated`.
+//! Layers (see docs/ARCHITECTURE.md, "sandbox"): bubblewrap namespaces (user, pid,
+//! net, mount, ipc, uts, cgroup) with an unprivileged uid, a read-only view of the
+//! system and the interpreter only, tmpfs working directory and `/tmp`, a clean
+//! environment; a per-run cgroup (`pids`, `memory`, `cpuacct`); rlimits; a wall clock
+//! that kills the whole tree; capped output. [`Session`] keeps one sandboxed Python
+//! worker warm and runs many programs through it, each in a forked child.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod cgroup;
+mod runner;
+mod seccomp;
+mod session;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub use cgroup::CgroupBases;
+pub use session::Session;
 
 use serde::{Deserialize, Serialize};
 
@@ -117,106 +128,237 @@ pub enum SandboxError {
     InvalidRequest(String),
 }
 
+/// An isolation layer the sandbox relies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// bubblewrap: user/pid/net/mount/ipc/uts namespaces, unprivileged uid, private
+    /// file system view. Without it a run can read and write the host.
+    Namespaces,
+    /// cgroup v1 `pids`, `memory`, `cpuacct`: process count (fork bombs), memory,
+    /// whole-tree CPU accounting, and reliable whole-tree kill.
+    Cgroups,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Namespaces => "namespaces (bubblewrap)",
+            Layer::Cgroups => "cgroups (pids, memory, cpuacct)",
+        }
+    }
+}
+
+/// The interpreter as resolved on the host (a pyenv shim or a venv is resolved to the
+/// real executable and the directories it needs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PythonInstall {
+    pub executable: PathBuf,
+    /// Directories bound read-only into the sandbox besides `/usr` (the install prefix
+    /// of an interpreter that lives elsewhere, e.g. under a home directory).
+    pub extra_ro_dirs: Vec<PathBuf>,
+}
+
+impl PythonInstall {
+    /// Ask `python` (trusted: it is the configured interpreter) where it lives.
+    pub fn resolve(python: &Path) -> Result<PythonInstall, SandboxError> {
+        let out = Command::new(python)
+            .args([
+                "-c",
+                "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)",
+            ])
+            .output()
+            .map_err(|e| {
+                SandboxError::IsolationUnavailable(format!(
+                    "python interpreter {}: {e}",
+                    python.display()
+                ))
+            })?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        if !out.status.success() || lines.len() != 3 || lines[0].is_empty() {
+            return Err(SandboxError::IsolationUnavailable(format!(
+                "python interpreter {} did not report its location: {}",
+                python.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let executable = PathBuf::from(lines[0]);
+        let mut extra_ro_dirs = Vec::new();
+        let real_exe = std::fs::canonicalize(&executable)?;
+        for p in [Path::new(lines[1]), Path::new(lines[2]), real_exe.as_path()] {
+            let dir = if p == real_exe.as_path() {
+                p.parent()
+                    .and_then(|b| b.parent())
+                    .unwrap_or(p)
+                    .to_path_buf()
+            } else {
+                p.to_path_buf()
+            };
+            let canon = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
+            for d in [dir, canon] {
+                if !d.starts_with("/usr") && d != Path::new("/") && !extra_ro_dirs.contains(&d) {
+                    extra_ro_dirs.push(d);
+                }
+            }
+        }
+        Ok(PythonInstall {
+            executable,
+            extra_ro_dirs,
+        })
+    }
+}
+
+/// Which layers a sandbox uses and which are missing on this machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Isolation {
+    pub bwrap: Option<PathBuf>,
+    pub cgroups: Option<CgroupBases>,
+    /// `(layer, why it is unavailable)`.
+    pub missing: Vec<(Layer, String)>,
+}
+
+impl Isolation {
+    /// Probe this machine. `disabled` layers are reported missing without probing
+    /// (used to exercise the degraded paths).
+    pub fn probe(disabled: &[Layer]) -> Isolation {
+        let mut missing = Vec::new();
+        let bwrap = if disabled.contains(&Layer::Namespaces) {
+            missing.push((Layer::Namespaces, "disabled by the caller".to_string()));
+            None
+        } else {
+            match runner::probe_bwrap() {
+                Ok(p) => Some(p),
+                Err(why) => {
+                    missing.push((Layer::Namespaces, why));
+                    None
+                }
+            }
+        };
+        let cgroups = if disabled.contains(&Layer::Cgroups) {
+            missing.push((Layer::Cgroups, "disabled by the caller".to_string()));
+            None
+        } else {
+            match CgroupBases::probe() {
+                Ok(b) => {
+                    cgroup::sweep_stale(&b);
+                    Some(b)
+                }
+                Err(why) => {
+                    missing.push((Layer::Cgroups, why));
+                    None
+                }
+            }
+        };
+        Isolation {
+            bwrap,
+            cgroups,
+            missing,
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.missing.is_empty()
+    }
+}
+
 /// A configured sandbox; cheap to share across threads.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     config: SandboxConfig,
+    python: PythonInstall,
+    isolation: Isolation,
 }
 
 impl Sandbox {
+    /// Probe the machine and build a sandbox. Refuses (naming each missing layer)
+    /// unless `config.unsafe_no_isolation` is set.
     pub fn new(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
-        if !config.unsafe_no_isolation {
-            return Err(SandboxError::IsolationUnavailable(
-                "the isolated runner is not built yet".into(),
-            ));
-        }
-        Ok(Sandbox { config })
+        Sandbox::with_disabled_layers(config, &[])
     }
 
-    pub fn run(&self, req: &RunRequest) -> Result<RunResult, SandboxError> {
-        self.run_unisolated(req)
-    }
-
-    fn run_unisolated(&self, req: &RunRequest) -> Result<RunResult, SandboxError> {
-        use std::os::unix::process::{CommandExt, ExitStatusExt};
-        let dir = std::env::temp_dir().join(format!(
-            "hrl-sbx-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos() ^ (req as *const _ as u128)
-        ));
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join("main.py"), &req.program)?;
-        for (name, data) in &req.files {
-            if name.contains("..") || name.starts_with('/') {
-                return Err(SandboxError::InvalidRequest(format!("file name {name:?}")));
-            }
-            std::fs::write(dir.join(name), data)?;
+    /// As [`Sandbox::new`], treating `disabled` layers as missing.
+    pub fn with_disabled_layers(
+        config: SandboxConfig,
+        disabled: &[Layer],
+    ) -> Result<Sandbox, SandboxError> {
+        let isolation = Isolation::probe(disabled);
+        if !isolation.is_complete() && !config.unsafe_no_isolation {
+            let why: Vec<String> = isolation
+                .missing
+                .iter()
+                .map(|(l, why)| format!("{}: {why}", l.name()))
+                .collect();
+            return Err(SandboxError::IsolationUnavailable(why.join("; ")));
         }
-        let start = Instant::now();
-        let mut child = Command::new(&self.config.python)
-            .arg("main.py")
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()?;
-        let pid = child.id() as i32;
-        let mut stdin = child.stdin.take();
-        let input = req.stdin.clone();
-        let feeder = std::thread::spawn(move || {
-            if let Some(s) = stdin.as_mut() {
-                let _ = s.write_all(&input);
-            }
-        });
-        let cap = req.limits.output_bytes;
-        let reader = |mut r: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut kept = Vec::new();
-                let mut buf = [0u8; 8192];
-                let mut truncated = false;
-                while let Ok(n) = r.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    truncated |= n > room;
-                }
-                (kept, truncated)
-            })
-        };
-        let out = reader(Box::new(child.stdout.take().expect("piped")));
-        let err = reader(Box::new(child.stderr.take().expect("piped")));
-        let mut end = EndReason::Exited;
-        let status = loop {
-            if let Some(st) = child.try_wait()? {
-                break st;
-            }
-            if start.elapsed() > req.limits.wall {
-                end = EndReason::Timeout;
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pid}")])
-                    .status();
-                break child.wait()?;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
-        let _ = feeder.join();
-        let (stdout, stdout_truncated) = out.join().unwrap_or_default();
-        let (stderr, stderr_truncated) = err.join().unwrap_or_default();
-        let _ = std::fs::remove_dir_all(&dir);
-        Ok(RunResult {
-            exit_code: status.code(),
-            signal: status.signal(),
-            stdout,
-            stderr,
-            stdout_truncated,
-            stderr_truncated,
-            wall_ms: start.elapsed().as_millis() as u64,
-            cpu_ms: 0,
-            peak_memory_kb: 0,
-            end,
+        let python = PythonInstall::resolve(&config.python)?;
+        Ok(Sandbox {
+            config,
+            python,
+            isolation,
         })
     }
+
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    pub fn isolation(&self) -> &Isolation {
+        &self.isolation
+    }
+
+    pub fn python(&self) -> &PythonInstall {
+        &self.python
+    }
+
+    /// Run one program in a fresh sandbox.
+    pub fn run(&self, req: &RunRequest) -> Result<RunResult, SandboxError> {
+        validate(req)?;
+        runner::run_once(self, req)
+    }
+
+    /// Start a warm worker for many runs (see [`Session`]); `limits` size the
+    /// session's cgroup.
+    pub fn session(&self, limits: &Limits) -> Result<Session, SandboxError> {
+        Session::start(self, limits)
+    }
+}
+
+/// Check a request before anything is created.
+pub(crate) fn validate(req: &RunRequest) -> Result<(), SandboxError> {
+    let l = &req.limits;
+    if l.wall.is_zero() || l.cpu_seconds == 0 || l.memory_mb == 0 || l.processes == 0 {
+        return Err(SandboxError::InvalidRequest(format!(
+            "limits must be positive (wall {:?}, cpu {} s, memory {} MB, processes {})",
+            l.wall, l.cpu_seconds, l.memory_mb, l.processes
+        )));
+    }
+    if l.open_files < 16 {
+        return Err(SandboxError::InvalidRequest(format!(
+            "open_files {} is below the 16 the interpreter needs",
+            l.open_files
+        )));
+    }
+    if l.memory_mb < 32 {
+        return Err(SandboxError::InvalidRequest(format!(
+            "memory_mb {} is below the 32 MB the interpreter needs",
+            l.memory_mb
+        )));
+    }
+    for (name, _) in &req.files {
+        let ok = !name.is_empty()
+            && name != "main.py"
+            && !name.starts_with('/')
+            && name.len() <= 255
+            && !name.contains('\0')
+            && name
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !ok {
+            return Err(SandboxError::InvalidRequest(format!(
+                "file name {name:?}: must be a relative path without `.`/`..` components, other than main.py"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,575 @@
+//! Grades Python solutions with LiveCodeBench's semantics, every program inside the
+//! [`crate::sandbox`].
+//!
+//! One sandboxed Python process per solution runs `driver.py` (shipped in the crate),
+//! which executes the solution against public-then-private tests: stdin tests compare
+//! the stripped output line by line (exact, or as whitespace-split tokens under exact
+//! decimal equality; an optional float tolerance is off by default); functional tests
+//! call `Solution().<func_name>(*args)` with one JSON value per input line and compare
+//! with `==` after turning tuples into lists. Each test has its own wall-clock limit
+//! (default 6 s); grading stops at the first failure. The driver reports one JSON line
+//! per test; anything else on its report channel is a [`LcbError::Grading`] error.
+//!
+//! Result codes (as LiveCodeBench): 1 pass, -1 global timeout, -2 wrong answer,
+//! -3 time limit exceeded, -4 runtime or compile error. When the whole run passes its
+//! global limit `(timeout + 1) * tests + 5` seconds, every test is -1.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+
+use super::{LcbError, Problem};
+use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
+
+/// The Python driver run inside the sandbox.
+pub const DRIVER: &str = include_str!("driver.py");
+
+/// How to grade.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeConfig {
+    /// Per-test wall-clock limit (LiveCodeBench: 6 s).
+    pub timeout: Duration,
+    /// Global limit for one solution; default `(timeout + 1) * tests + 5` s.
+    pub global_timeout: Option<Duration>,
+    /// Accept numbers within this relative (or, below 1, absolute) tolerance.
+    /// `None` (the default) is LiveCodeBench's exact comparison.
+    pub float_tolerance: Option<f64>,
+    /// Address-space limit of the sandboxed run, in MiB.
+    pub memory_mb: u64,
+    /// Solutions graded in parallel by [`Grader::grade_many`].
+    pub jobs: usize,
+    /// What the per-test limit measures: wall time (LiveCodeBench, the default) or
+    /// the test process's CPU time (robust on a busy machine; wall backstop 4x + 1 s).
+    pub clock: TimeoutClock,
+}
+
+/// The clock of the per-test limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutClock {
+    #[default]
+    Wall,
+    Cpu,
+}
+
+impl Default for GradeConfig {
+    fn default() -> Self {
+        GradeConfig {
+            timeout: Duration::from_secs(6),
+            global_timeout: None,
+            float_tolerance: None,
+            memory_mb: 4096,
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            clock: TimeoutClock::Wall,
+        }
+    }
+}
+
+/// The outcome of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TestCode {
+    Pass,
+    GlobalTimeout,
+    WrongAnswer,
+    TimeLimit,
+    RuntimeError,
+}
+
+impl TestCode {
+    /// LiveCodeBench's integer code (pass is 1 here; LiveCodeBench writes `True`).
+    pub fn code(self) -> i32 {
+        match self {
+            TestCode::Pass => 1,
+            TestCode::GlobalTimeout => -1,
+            TestCode::WrongAnswer => -2,
+            TestCode::TimeLimit => -3,
+            TestCode::RuntimeError => -4,
+        }
+    }
+
+    pub fn from_code(c: i64) -> Option<TestCode> {
+        Some(match c {
+            1 => TestCode::Pass,
+            -1 => TestCode::GlobalTimeout,
+            -2 => TestCode::WrongAnswer,
+            -3 => TestCode::TimeLimit,
+            -4 => TestCode::RuntimeError,
+            _ => return None,
+        })
+    }
+}
+
+impl Serialize for TestCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.code())
+    }
+}
+
+/// One graded test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestResult {
+    pub test: usize,
+    pub code: TestCode,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    pub time_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+/// One graded solution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleResult {
+    pub question_id: String,
+    /// Index of this solution among the problem's solutions (input order).
+    pub sample: usize,
+    pub passed: bool,
+    /// Tests of the problem (public + private).
+    pub n_tests: usize,
+    /// Results up to and including the first failure.
+    pub results: Vec<TestResult>,
+}
+
+impl SampleResult {
+    /// The first failing result, if any.
+    pub fn failure(&self) -> Option<&TestResult> {
+        self.results.iter().find(|r| r.code != TestCode::Pass)
+    }
+}
+
+#[derive(Serialize)]
+struct Job<'a> {
+    code: &'a str,
+    mode: &'static str,
+    func_name: Option<&'a str>,
+    tests: Vec<JobTest<'a>>,
+    timeout: f64,
+    nonce: &'a str,
+    float_tol: Option<f64>,
+    clock: TimeoutClock,
+}
+
+#[derive(Serialize)]
+struct JobTest<'a> {
+    input: &'a str,
+    output: &'a str,
+}
+
+#[derive(Deserialize)]
+struct ReportLine {
+    nonce: String,
+    test: Option<usize>,
+    code: Option<i64>,
+    message: Option<String>,
+    time_ms: Option<u64>,
+    output: Option<String>,
+    expected: Option<String>,
+    done: Option<bool>,
+}
+
+/// Runs solutions against problems in a sandbox.
+#[derive(Debug, Clone)]
+pub struct Grader {
+    sandbox: Sandbox,
+    config: GradeConfig,
+}
+
+static NONCE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn nonce() -> String {
+    let mut h = Sha256::new();
+    h.update(std::process::id().to_le_bytes());
+    h.update(NONCE_COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.update(now.as_nanos().to_le_bytes());
+    h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Grader {
+    /// Build a grader; fails when the sandbox cannot isolate and the caller did not
+    /// opt out (`unsafe_no_isolation`).
+    pub fn new(sandbox: SandboxConfig, config: GradeConfig) -> Result<Grader, LcbError> {
+        if config.timeout.is_zero() {
+            return Err(LcbError::BadSolutions(
+                "the per-test timeout must be positive".into(),
+            ));
+        }
+        if let Some(t) = config.float_tolerance
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(LcbError::BadSolutions(format!(
+                "invalid float tolerance {t}"
+            )));
+        }
+        Ok(Grader {
+            sandbox: Sandbox::new(sandbox)?,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &GradeConfig {
+        &self.config
+    }
+
+    /// Grade one solution of `problem`.
+    pub fn grade(
+        &self,
+        problem: &Problem,
+        code: &str,
+        sample: usize,
+    ) -> Result<SampleResult, LcbError> {
+        let tests: Vec<_> = problem.all_tests().collect();
+        let n = tests.len();
+        let functional = problem.is_functional();
+        if problem.private_test_cases.len() != problem.private_test_count {
+            return Err(LcbError::Grading {
+                question_id: problem.question_id.clone(),
+                message: "private tests were not kept in memory (load with keep_private_tests)"
+                    .into(),
+            });
+        }
+        let nonce = nonce();
+        let job = Job {
+            code,
+            mode: if functional { "functional" } else { "stdin" },
+            func_name: problem.func_name(),
+            tests: tests
+                .iter()
+                .map(|t| JobTest {
+                    input: &t.input,
+                    output: &t.output,
+                })
+                .collect(),
+            timeout: self.config.timeout.as_secs_f64(),
+            nonce: &nonce,
+            float_tol: self.config.float_tolerance,
+            clock: self.config.clock,
+        };
+        let job_bytes = serde_json::to_vec(&job).expect("serializable");
+        let global = self.config.global_timeout.unwrap_or_else(|| {
+            let per_test = match self.config.clock {
+                TimeoutClock::Wall => self.config.timeout.as_secs_f64() + 1.0,
+                TimeoutClock::Cpu => 4.0 * self.config.timeout.as_secs_f64() + 2.0,
+            };
+            Duration::from_secs_f64(per_test * n as f64 + 5.0)
+        });
+        let req = RunRequest {
+            program: DRIVER.to_string(),
+            stdin: Vec::new(),
+            files: vec![("job.json".to_string(), job_bytes)],
+            limits: Limits {
+                wall: global,
+                cpu_seconds: global.as_secs() + 1,
+                memory_mb: self.config.memory_mb,
+                file_size_bytes: 64 << 20,
+                open_files: 64,
+                processes: 32,
+                output_bytes: 16 << 20,
+            },
+        };
+        let run = self.sandbox.run(&req)?;
+        let err = |message: String| LcbError::Grading {
+            question_id: problem.question_id.clone(),
+            message,
+        };
+        if run.end == EndReason::Timeout {
+            // LiveCodeBench: when the whole run hangs, every test is a global timeout.
+            let results = (0..n)
+                .map(|i| TestResult {
+                    test: i,
+                    code: TestCode::GlobalTimeout,
+                    message: format!("global timeout after {:.1} s", global.as_secs_f64()),
+                    time_ms: 0,
+                    output: None,
+                    expected: None,
+                })
+                .collect();
+            return Ok(SampleResult {
+                question_id: problem.question_id.clone(),
+                sample,
+                passed: false,
+                n_tests: n,
+                results,
+            });
+        }
+        let (mut results, done) = parse_report(&run.stdout, &nonce, n).map_err(&err)?;
+        if !done {
+            // The driver ended early (killed by a limit, or by the program itself):
+            // the test in progress fails as a runtime error.
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            let tail: String = stderr
+                .chars()
+                .rev()
+                .take(300)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if results.last().is_some_and(|r| r.code != TestCode::Pass) {
+                return Err(err("driver reported a failure but did not finish".into()));
+            }
+            if results.len() >= n {
+                return Err(err("driver ran every test but did not finish".into()));
+            }
+            results.push(TestResult {
+                test: results.len(),
+                code: TestCode::RuntimeError,
+                message: format!(
+                    "Runtime Error: the run ended early ({:?}, exit {:?}, signal {:?}): {}",
+                    run.end,
+                    run.exit_code,
+                    run.signal,
+                    tail.trim()
+                ),
+                time_ms: 0,
+                output: None,
+                expected: None,
+            });
+        }
+        let passed = results.len() == n && results.iter().all(|r| r.code == TestCode::Pass);
+        if !passed && results.last().is_some_and(|r| r.code == TestCode::Pass) {
+            return Err(err(format!(
+                "driver stopped after {} of {n} tests without a failure",
+                results.len()
+            )));
+        }
+        Ok(SampleResult {
+            question_id: problem.question_id.clone(),
+            sample,
+            passed,
+            n_tests: n,
+            results,
+        })
+    }
+
+    /// Grade a model response: LiveCodeBench's extraction (the last fenced block; no
+    /// block grades as an empty program), then [`Grader::grade`].
+    pub fn grade_response(
+        &self,
+        problem: &Problem,
+        response: &str,
+        sample: usize,
+    ) -> Result<SampleResult, LcbError> {
+        let code = super::prompt::extract_code(response).unwrap_or_default();
+        self.grade(problem, &code, sample)
+    }
+
+    /// Grade many `(problem, code, sample)` items on `config.jobs` threads; results
+    /// come back in input order. `progress` is called after each item.
+    pub fn grade_many(
+        &self,
+        items: &[(&Problem, &str, usize)],
+        progress: &(dyn Fn(&Result<SampleResult, LcbError>) + Sync),
+    ) -> Vec<Result<SampleResult, LcbError>> {
+        let next = AtomicUsize::new(0);
+        let slots: Mutex<Vec<Option<Result<SampleResult, LcbError>>>> =
+            Mutex::new((0..items.len()).map(|_| None).collect());
+        let workers = self.config.jobs.clamp(1, items.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((p, code, sample)) = items.get(i) else {
+                            break;
+                        };
+                        let r = self.grade(p, code, *sample);
+                        progress(&r);
+                        slots.lock().expect("no panics while holding")[i] = Some(r);
+                    }
+                });
+            }
+        });
+        slots
+            .into_inner()
+            .expect("no panics while holding")
+            .into_iter()
+            .map(|r| r.expect("every item graded"))
+            .collect()
+    }
+}
+
+/// Parse the driver's report: per-test lines then a `done` line, each with the nonce.
+/// Returns the results and whether the `done` line was seen.
+pub fn parse_report(
+    stdout: &[u8],
+    nonce: &str,
+    n_tests: usize,
+) -> Result<(Vec<TestResult>, bool), String> {
+    let text =
+        std::str::from_utf8(stdout).map_err(|e| format!("driver report is not UTF-8 ({e})"))?;
+    let mut results: Vec<TestResult> = Vec::new();
+    let mut done = false;
+    for (k, line) in text.lines().enumerate() {
+        let at = k + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if done {
+            return Err(format!(
+                "driver report line {at}: output after the final line"
+            ));
+        }
+        let short: String = line.chars().take(120).collect();
+        let r: ReportLine = serde_json::from_str(line)
+            .map_err(|e| format!("driver report line {at} is not a report ({e}): {short}"))?;
+        if r.nonce != nonce {
+            return Err(format!("driver report line {at}: wrong nonce"));
+        }
+        if r.done == Some(true) {
+            done = true;
+            continue;
+        }
+        let (Some(test), Some(code)) = (r.test, r.code) else {
+            return Err(format!(
+                "driver report line {at}: missing test or code: {short}"
+            ));
+        };
+        if test != results.len() || test >= n_tests.max(1) {
+            return Err(format!(
+                "driver report line {at}: test {test} out of order (expected {})",
+                results.len()
+            ));
+        }
+        let code = TestCode::from_code(code)
+            .filter(|c| *c != TestCode::GlobalTimeout)
+            .ok_or_else(|| format!("driver report line {at}: invalid result code {code}"))?;
+        if results.last().is_some_and(|r| r.code != TestCode::Pass) {
+            return Err(format!("driver report line {at}: a test after a failure"));
+        }
+        results.push(TestResult {
+            test,
+            code,
+            message: r.message.unwrap_or_default(),
+            time_ms: r.time_ms.unwrap_or(0),
+            output: r.output,
+            expected: r.expected,
+        });
+    }
+    Ok((results, done))
+}
+
+/// The unbiased pass@k estimator for `n` samples of which `c` pass:
+/// `1 - prod_{i=n-c+1..=n} (1 - k/i)` (pass@1 is exactly `c/n`); `None` when `k` is 0, `k > n` or `c > n`.
+pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
+    if k == 0 || k > n || c > n {
+        return None;
+    }
+    if n - c < k {
+        return Some(1.0);
+    }
+    if k == 1 {
+        return Some(c as f64 / n as f64); // the product telescopes to c/n exactly
+    }
+    let mut prod = 1.0f64;
+    for i in (n - c + 1)..=n {
+        prod *= 1.0 - k as f64 / i as f64;
+    }
+    Some(1.0 - prod)
+}
+
+/// pass@k of one problem.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProblemScore {
+    pub question_id: String,
+    pub platform: String,
+    pub difficulty: String,
+    pub contest_date: String,
+    pub n: usize,
+    pub c: usize,
+    /// `pass@k` for every requested `k <= n`.
+    pub pass_at: BTreeMap<String, f64>,
+}
+
+/// pass@k over problems: the mean of per-problem estimates, reported for a `k` only
+/// when every problem has at least `k` samples (as LiveCodeBench does).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub problems: usize,
+    pub samples: usize,
+    pub passed_samples: usize,
+    pub pass_at: BTreeMap<String, f64>,
+    pub by_platform: BTreeMap<String, BTreeMap<String, f64>>,
+    pub by_difficulty: BTreeMap<String, BTreeMap<String, f64>>,
+    pub per_problem: Vec<ProblemScore>,
+}
+
+/// Summarise graded samples (one problem may have several) for the given `ks`.
+/// Problems in `problems` without any sample score 0.
+pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) -> Summary {
+    let mut per_problem = Vec::new();
+    for p in problems {
+        let mine: Vec<_> = results
+            .iter()
+            .filter(|r| r.question_id == p.question_id)
+            .collect();
+        let n = mine.len();
+        let c = mine.iter().filter(|r| r.passed).count();
+        // A problem without any sample scores 0 (it was asked for but not solved).
+        let pass_at = ks
+            .iter()
+            .filter_map(|&k| {
+                let v = if n == 0 {
+                    Some(0.0)
+                } else {
+                    pass_at_k(n as u64, c as u64, k)
+                };
+                v.map(|v| (format!("pass@{k}"), v))
+            })
+            .collect();
+        per_problem.push(ProblemScore {
+            question_id: p.question_id.clone(),
+            platform: p.platform.to_string(),
+            difficulty: p.difficulty.to_string(),
+            contest_date: p.contest_date.to_string(),
+            n,
+            c,
+            pass_at,
+        });
+    }
+    let mean = |scores: &[&ProblemScore]| -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        if scores.is_empty() {
+            return out;
+        }
+        for &k in ks {
+            let key = format!("pass@{k}");
+            let vals: Vec<f64> = scores
+                .iter()
+                .filter_map(|s| s.pass_at.get(&key).copied())
+                .collect();
+            if vals.len() == scores.len() {
+                out.insert(key, vals.iter().sum::<f64>() / vals.len() as f64);
+            }
+        }
+        out
+    };
+    let all: Vec<&ProblemScore> = per_problem.iter().collect();
+    let group = |f: &dyn Fn(&ProblemScore) -> String| {
+        let mut m: BTreeMap<String, Vec<&ProblemScore>> = BTreeMap::new();
+        for s in &per_problem {
+            m.entry(f(s)).or_default().push(s);
+        }
+        m.into_iter().map(|(k, v)| (k, mean(&v))).collect()
+    };
+    Summary {
+        problems: per_problem.len(),
+        samples: results.len(),
+        passed_samples: results.iter().filter(|r| r.passed).count(),
+        pass_at: mean(&all),
+        by_platform: group(&|s| s.platform.clone()),
+        by_difficulty: group(&|s| s.difficulty.clone()),
+        per_problem,
+    }
+}

@@ -1,0 +1,796 @@
+//! Sandbox containment tests: the hostile corpus in `fixtures/sandbox/hostile/` runs
+//! through `Sandbox::run` (and a `Session`) and each attack must be contained; after
+//! every run no process of the run and no cgroup of the run may remain. Plus result
+//! fidelity (exit codes, signals, tracebacks, session/one-shot parity), request
+//! validation, the degraded-layer refusal, and the `hrl sandbox run` CLI.
+//!
+//! These tests need what `make deps` installs (bubblewrap) and root for cgroups, as CI
+//! has. Runs are serialized (a shared lock) so that timing checks are not skewed by
+//! the other tests on a 2-core machine and so that "no cgroup left" is checkable.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use harness_rl::sandbox::{
+    EndReason, Layer, Limits, RunRequest, RunResult, Sandbox, SandboxConfig, SandboxError,
+};
+use serde_json::{Value, json};
+
+fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn sandbox() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        Sandbox::new(SandboxConfig::default())
+            .expect("the sandbox needs bubblewrap (`make deps`) and writable cgroups (run as root)")
+    })
+}
+
+fn fixture(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sandbox/hostile")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn token() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "hrltok{}x{}x{}",
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn limits() -> Limits {
+    Limits {
+        wall: Duration::from_secs(3),
+        cpu_seconds: 2,
+        memory_mb: 256,
+        file_size_bytes: 8 << 20,
+        open_files: 64,
+        processes: 16,
+        output_bytes: 64 << 10,
+    }
+}
+
+/// Host processes whose command line carries `token`.
+fn survivors(token: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(token) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Cgroups of this test process that still exist (runs are serialized, so any is a leak).
+fn leftover_cgroups() -> Vec<PathBuf> {
+    let prefix = format!("hrl-sbx-{}-", std::process::id());
+    let Some(b) = &sandbox().isolation().cgroups else {
+        return Vec::new();
+    };
+    [&b.pids, &b.memory, &b.cpuacct]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Run a hostile fixture one-shot and check the invariants every run must keep.
+fn run_hostile(name: &str, stdin: Value, limits: Limits) -> (RunResult, String, String) {
+    let _guard = lock();
+    let tok = token();
+    let mut stdin = stdin;
+    stdin["token"] = json!(tok);
+    let req = RunRequest {
+        program: fixture(name),
+        stdin: format!("{stdin}\n").into_bytes(),
+        files: Vec::new(),
+        limits: limits.clone(),
+    };
+    let started = Instant::now();
+    let r = sandbox()
+        .run(&req)
+        .expect("the sandbox itself must not fail");
+    let took = started.elapsed();
+    assert!(
+        took < limits.wall + Duration::from_secs(3),
+        "{name}: run took {took:?} with a wall limit of {:?}",
+        limits.wall
+    );
+    assert!(
+        r.stdout.len() <= limits.output_bytes,
+        "{name}: stdout over the cap"
+    );
+    assert!(
+        r.stderr.len() <= limits.output_bytes,
+        "{name}: stderr over the cap"
+    );
+    assert_eq!(
+        survivors(&tok),
+        Vec::<i32>::new(),
+        "{name}: processes survived the run"
+    );
+    assert_eq!(
+        leftover_cgroups(),
+        Vec::<PathBuf>::new(),
+        "{name}: cgroups left behind"
+    );
+    let out = String::from_utf8_lossy(&r.stdout).into_owned();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    (r, out, err)
+}
+
+#[test]
+fn hostile_corpus_has_at_least_15_programs_and_all_are_tested() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sandbox/hostile");
+    let names: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".py"))
+        .collect();
+    assert!(names.len() >= 15, "only {} hostile programs", names.len());
+    let this = std::fs::read_to_string(file!()).unwrap();
+    for n in &names {
+        assert!(
+            this.contains(&format!("\"{n}\"")),
+            "{n} is in the corpus but no test runs it"
+        );
+    }
+}
+
+#[test]
+fn network_is_unreachable_even_on_host_loopback() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (r, out, _) = run_hostile("net_connect.py", json!({"port": port}), limits());
+    assert_eq!(r.end, EndReason::Exited);
+    assert!(!out.contains("CONNECTED"), "{out}");
+    assert_eq!(out.matches("BLOCKED").count(), 2, "{out}");
+    assert!(
+        listener.accept().is_err(),
+        "the host listener got a connection"
+    );
+}
+
+#[test]
+fn dns_and_udp_are_blocked() {
+    let (_, out, _) = run_hostile("net_udp_dns.py", json!({}), limits());
+    assert!(out.contains("BLOCKED resolve"), "{out}");
+    assert!(!out.contains("RESOLVED") && !out.contains("SENT"), "{out}");
+}
+
+#[test]
+fn nothing_outside_the_workdir_is_writable() {
+    let host_dir = tempfile::tempdir().unwrap();
+    let host_file = host_dir.path().join("pwned");
+    let (r, out, _) = run_hostile(
+        "write_outside.py",
+        json!({"host_file": host_file}),
+        limits(),
+    );
+    assert_eq!(r.end, EndReason::Exited, "{out}");
+    assert!(!out.contains("WROTE"), "{out}");
+    assert_eq!(out.matches("DENIED").count(), 8, "{out}");
+    assert!(out.contains("WORKDIR_WRITABLE fine"), "{out}");
+    assert!(!host_file.exists());
+    for p in ["/usr/pwned", "/etc/pwned", "/pwned", "/root/pwned"] {
+        assert!(!Path::new(p).exists(), "{p} was created on the host");
+    }
+}
+
+#[test]
+fn the_home_directory_is_not_visible() {
+    let (_, out, _) = run_hostile("read_home.py", json!({}), limits());
+    let seen: Value = serde_json::from_str(out.trim()).expect("JSON report");
+    // The only thing under /root the sandbox may show is the path to a bound
+    // interpreter (e.g. a pyenv install), never the home's files.
+    let allowed: BTreeSet<String> = sandbox()
+        .python()
+        .extra_ro_dirs
+        .iter()
+        .filter_map(|d| d.strip_prefix("/root").ok())
+        .filter_map(|rest| rest.components().next())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(list) = seen["/root"].as_array() {
+        for e in list {
+            assert!(
+                allowed.contains(e.as_str().unwrap()),
+                "home entry {e} visible: {out}"
+            );
+        }
+    }
+    for f in [
+        "/root/.bashrc",
+        "/root/.ssh/id_rsa",
+        "/root/.bash_history",
+        "/root/.cargo/credentials.toml",
+    ] {
+        assert!(
+            seen[f].as_str().unwrap().starts_with("DENIED"),
+            "{f} readable: {out}"
+        );
+    }
+    assert_eq!(
+        seen["/work"],
+        json!(["main.py"]),
+        "HOME is the private workdir: {out}"
+    );
+}
+
+#[test]
+fn the_project_tree_is_not_visible() {
+    let (_, out, _) = run_hostile(
+        "read_project.py",
+        json!({"project": env!("CARGO_MANIFEST_DIR")}),
+        limits(),
+    );
+    assert!(!out.contains("READ"), "{out}");
+    assert_eq!(out.matches("DENIED").count(), 3, "{out}");
+    let root_line = out.lines().find(|l| l.starts_with("ROOT")).unwrap();
+    assert!(
+        !root_line.contains("'home'") && !root_line.contains("'etc'")
+            || !root_line.contains("'var'"),
+        "{root_line}"
+    );
+}
+
+#[test]
+fn secrets_and_host_processes_are_not_readable() {
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "TOP-SECRET-42").unwrap();
+    let (_, out, _) = run_hostile(
+        "read_secrets.py",
+        json!({"secret_file": secret.path()}),
+        limits(),
+    );
+    assert!(!out.contains("TOP-SECRET-42"), "{out}");
+    for p in [
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/passwd",
+        "/etc/ssh/ssh_host_rsa_key",
+    ] {
+        assert!(out.contains(&format!("DENIED {p} ")), "{p}: {out}");
+    }
+    assert!(
+        out.contains(&format!("DENIED {} ", secret.path().display())),
+        "{out}"
+    );
+    // /proc shows only the sandbox's own PID namespace: its init and the program.
+    let pids = out.lines().find(|l| l.starts_with("PIDS")).unwrap();
+    assert_eq!(pids, "PIDS [1, 2]", "{out}");
+}
+
+#[test]
+fn the_environment_is_clean() {
+    let (_, out, _) = run_hostile("env_secrets.py", json!({}), limits());
+    let env: Value = serde_json::from_str(out.trim()).unwrap();
+    let keys: BTreeSet<&str> = env
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    let allowed: BTreeSet<&str> = [
+        "HOME",
+        "LANG",
+        "PATH",
+        "PWD",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "TMPDIR",
+        "LC_CTYPE",
+    ]
+    .into();
+    assert!(keys.is_subset(&allowed), "unexpected variables: {keys:?}");
+    assert_eq!(env["HOME"], "/work");
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing() {
+    let mut l = limits();
+    l.wall = Duration::from_secs(2);
+    let (r, out, _) = run_hostile("fork_bomb.py", json!({}), l.clone());
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    assert!(
+        out.contains("FORK_FAILED"),
+        "the bomb was never stopped: {out}"
+    );
+    // Every process that managed to fork reports once; there can be at most `processes`.
+    let reporters = out.lines().filter(|x| x.starts_with("FORK_FAILED")).count() as u64;
+    assert!(
+        reporters <= l.processes,
+        "{reporters} processes existed: {out}"
+    );
+}
+
+#[test]
+fn a_memory_bomb_ends_as_memory() {
+    let (r, _, err) = run_hostile("memory_bomb.py", json!({}), limits());
+    assert_eq!(r.end, EndReason::Memory, "{r:?} {err}");
+    assert!(
+        r.peak_memory_kb <= (256 + 64) * 1024,
+        "peak {} kB",
+        r.peak_memory_kb
+    );
+}
+
+#[test]
+fn many_children_under_the_rlimit_are_held_by_the_memory_cgroup() {
+    let (r, out, _) = run_hostile("memory_bomb_children.py", json!({}), limits());
+    // 8 x 120 MB cannot all be resident under 256 MB: the cgroup OOM-kills some.
+    assert_eq!(r.end, EndReason::Memory, "{r:?} {out}");
+    assert!(
+        r.peak_memory_kb <= (256 + 64) * 1024,
+        "peak {} kB",
+        r.peak_memory_kb
+    );
+}
+
+#[test]
+fn an_infinite_loop_is_stopped_by_the_cpu_limit() {
+    let mut l = limits();
+    l.cpu_seconds = 1;
+    l.wall = Duration::from_secs(5);
+    let (r, _, _) = run_hostile("infinite_loop.py", json!({}), l);
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    assert!(r.cpu_ms >= 900, "cpu {} ms", r.cpu_ms);
+    assert!(
+        r.wall_ms < 4000,
+        "the CPU limit, not the wall clock, should stop it: {r:?}"
+    );
+}
+
+#[test]
+fn cpu_burn_in_several_processes_is_limited_as_a_whole() {
+    let mut l = limits();
+    l.cpu_seconds = 1;
+    l.wall = Duration::from_secs(8);
+    let (r, _, _) = run_hostile("cpu_burn.py", json!({}), l);
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    // Four burners each below their own 1 s rlimit: the whole tree's CPU time, read
+    // from the cgroup, ends the run long before the 8 s wall clock.
+    assert!(r.wall_ms < 6000, "{r:?}");
+    assert!(r.cpu_ms >= 1000 && r.cpu_ms < 1600, "{r:?}");
+}
+
+#[test]
+fn a_setsid_orphan_dies_with_the_run() {
+    let (r, out, _) = run_hostile("setsid_orphan.py", json!({}), limits());
+    assert_eq!(r.end, EndReason::Exited, "{r:?}");
+    assert_eq!(r.exit_code, Some(0));
+    assert!(out.contains("PARENT_EXITING"));
+    assert!(r.wall_ms < 2500, "the run waited for its orphan: {r:?}");
+}
+
+#[test]
+fn a_double_fork_daemon_dies_with_the_run() {
+    let (r, out, _) = run_hostile("double_fork_daemon.py", json!({}), limits());
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(out.contains("DAEMONIZED"));
+}
+
+#[test]
+fn huge_output_is_cut_at_the_cap_and_stops_the_run() {
+    let (r, _, _) = run_hostile("huge_output.py", json!({}), limits());
+    assert_eq!(r.end, EndReason::OutputLimit, "{r:?}");
+    // Whichever stream passed the cap first stopped the run; it holds exactly the cap.
+    assert!(r.stdout_truncated || r.stderr_truncated, "{r:?}");
+    if r.stdout_truncated {
+        assert_eq!(r.stdout.len(), 64 << 10);
+    } else {
+        assert_eq!(r.stderr.len(), 64 << 10);
+    }
+    assert!(
+        r.stdout
+            .iter()
+            .chain(&r.stderr)
+            .all(|&b| b == b'x' || b == b'\n')
+    );
+}
+
+#[test]
+fn a_signal_ignoring_child_is_killed_at_the_wall_clock() {
+    let mut l = limits();
+    l.wall = Duration::from_millis(1500);
+    let (r, out, _) = run_hostile("signal_ignoring_child.py", json!({}), l);
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    assert!(out.contains("WAITING"));
+    assert!(r.wall_ms >= 1500 && r.wall_ms < 3000, "{r:?}");
+}
+
+#[test]
+fn file_size_and_disk_use_are_limited() {
+    let (r, out, _) = run_hostile("huge_file.py", json!({}), limits());
+    assert_eq!(r.exit_code, Some(0), "{r:?} {out}");
+    assert!(
+        out.contains(&format!("BIG_STOPPED EFBIG {}", 8 << 20)),
+        "{out}"
+    );
+    // The tmpfs holds 4 x file_size_bytes: 32 files of 1 MiB at most.
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("FILL_STOPPED"))
+        .expect(&out);
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(parts[1], "ENOSPC", "{out}");
+    assert!(parts[2].parse::<u32>().unwrap() <= 32, "{out}");
+}
+
+#[test]
+fn open_files_are_limited() {
+    let (_, out, _) = run_hostile("many_open_files.py", json!({}), limits());
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("OPEN_STOPPED"))
+        .expect(&out);
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(parts[1], "EMFILE");
+    assert!(parts[2].parse::<u32>().unwrap() < 64, "{out}");
+}
+
+#[test]
+fn the_supervisor_cannot_be_killed_from_inside() {
+    let (r, out, _) = run_hostile("kill_parent.py", json!({}), limits());
+    // Signals to the namespace's init are dropped; kill(-1) spares the caller.
+    assert_eq!(r.end, EndReason::Exited, "{r:?} {out}");
+    assert!(out.contains("STILL_ALIVE"), "{out}");
+}
+
+#[test]
+fn privileges_cannot_be_regained() {
+    let (_, out, _) = run_hostile("privilege_escape.py", json!({}), limits());
+    assert!(out.starts_with("UID 65534 65534"), "{out}");
+    assert!(!out.contains("ALLOWED"), "{out}");
+    assert_eq!(out.matches("DENIED").count(), 6, "{out}");
+}
+
+/// Benign programs whose results must be identical one-shot and in a session.
+fn fidelity_cases() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        (
+            "echo",
+            "import sys\nprint(sys.stdin.read().upper(), end='')\n",
+            "abc\ndef\n",
+        ),
+        ("exit3", "import sys\nprint('x')\nsys.exit(3)\n", ""),
+        ("exitmsg", "import sys\nsys.exit('bad input')\n", ""),
+        ("raise", "def f():\n    raise ValueError('boom')\nf()\n", ""),
+        ("syntax", "def f(:\n", ""),
+        (
+            "sigterm",
+            "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+            "",
+        ),
+        (
+            "hash",
+            "print(hash('abc'), list({'a', 'b', 'c', 'd'}))\n",
+            "",
+        ),
+        (
+            "name",
+            "print(__name__, __file__)\nimport sys\nprint(sys.argv)\n",
+            "",
+        ),
+        (
+            "input",
+            "n = int(input())\nprint(sum(map(int, input().split()[:n])))\n",
+            "3\n1 2 3 4\n",
+        ),
+    ]
+}
+
+#[test]
+fn results_are_structured_and_one_shot_matches_session() {
+    let _guard = lock();
+    let sb = sandbox();
+    let mut session = sb.session(&limits()).unwrap();
+    for (name, program, stdin) in fidelity_cases() {
+        let req = RunRequest {
+            program: program.into(),
+            stdin: stdin.as_bytes().to_vec(),
+            files: Vec::new(),
+            limits: limits(),
+        };
+        let a = sb.run(&req).unwrap();
+        let b = session.run(&req).unwrap();
+        assert_eq!(
+            (&a.exit_code, &a.signal, &a.stdout, &a.stderr, a.end),
+            (&b.exit_code, &b.signal, &b.stdout, &b.stderr, b.end),
+            "{name}: one-shot {a:?}\nsession {b:?}"
+        );
+        match name {
+            "echo" => assert_eq!(a.stdout, b"ABC\nDEF\n"),
+            "exit3" => assert_eq!(a.exit_code, Some(3)),
+            "exitmsg" => {
+                assert_eq!(a.exit_code, Some(1));
+                assert_eq!(a.stderr, b"bad input\n");
+            }
+            "raise" => {
+                assert_eq!(a.exit_code, Some(1));
+                let e = String::from_utf8_lossy(&a.stderr);
+                assert!(
+                    e.starts_with(
+                        "Traceback (most recent call last):\n  File \"/work/main.py\", line 3"
+                    ),
+                    "{e}"
+                );
+                assert!(e.ends_with("ValueError: boom\n"), "{e}");
+            }
+            "syntax" => {
+                assert_eq!(a.exit_code, Some(1));
+                assert!(String::from_utf8_lossy(&a.stderr).contains("SyntaxError"));
+            }
+            "sigterm" => {
+                assert_eq!(
+                    (a.exit_code, a.signal, a.end),
+                    (None, Some(15), EndReason::Killed)
+                );
+            }
+            "name" => assert_eq!(a.stdout, b"__main__ /work/main.py\n['main.py']\n"),
+            "input" => assert_eq!(a.stdout, b"6\n"),
+            _ => {}
+        }
+        assert_eq!(a.end == EndReason::Exited, a.signal.is_none(), "{name}");
+    }
+    assert_eq!(session.counts(), (9, 0));
+}
+
+#[test]
+fn the_same_program_gives_byte_identical_results() {
+    let _guard = lock();
+    let req = RunRequest {
+        program:
+            "import random\nprint(hash('seed'), {3.5, 'x', (1, 2)}, random.Random(7).random())\n"
+                .into(),
+        limits: limits(),
+        ..RunRequest::default()
+    };
+    let a = sandbox().run(&req).unwrap();
+    let b = sandbox().run(&req).unwrap();
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!a.stdout.is_empty());
+}
+
+#[test]
+fn extra_files_sit_next_to_main_py() {
+    let _guard = lock();
+    let req = RunRequest {
+        program: "import helper\nprint(helper.X, open('data/in.txt').read())\n".into(),
+        files: vec![
+            ("helper.py".into(), b"X = 41 + 1\n".to_vec()),
+            ("data/in.txt".into(), b"payload".to_vec()),
+        ],
+        limits: limits(),
+        ..RunRequest::default()
+    };
+    let r = sandbox().run(&req).unwrap();
+    assert_eq!(r.stdout, b"42 payload\n", "{r:?}");
+    let mut s = sandbox().session(&limits()).unwrap();
+    assert_eq!(s.run(&req).unwrap().stdout, b"42 payload\n");
+}
+
+#[test]
+fn bad_requests_are_refused_before_running() {
+    for bad in ["../x", "/etc/x", "a/../../b", "main.py", "", "a//b", "./a"] {
+        let req = RunRequest {
+            program: "print(1)".into(),
+            files: vec![(bad.into(), Vec::new())],
+            limits: limits(),
+            ..RunRequest::default()
+        };
+        match sandbox().run(&req) {
+            Err(SandboxError::InvalidRequest(msg)) => assert!(msg.contains("file name"), "{msg}"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    let mut l = limits();
+    l.memory_mb = 0;
+    let req = RunRequest {
+        program: "print(1)".into(),
+        limits: l,
+        ..RunRequest::default()
+    };
+    assert!(matches!(
+        sandbox().run(&req),
+        Err(SandboxError::InvalidRequest(_))
+    ));
+}
+
+#[test]
+fn a_missing_layer_is_refused_by_name_unless_unsafe() {
+    match Sandbox::with_disabled_layers(SandboxConfig::default(), &[Layer::Namespaces]) {
+        Err(SandboxError::IsolationUnavailable(why)) => {
+            assert!(why.contains("namespaces (bubblewrap)"), "{why}");
+            assert!(!why.contains("cgroups"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match Sandbox::with_disabled_layers(SandboxConfig::default(), &[Layer::Cgroups]) {
+        Err(SandboxError::IsolationUnavailable(why)) => assert!(why.contains("cgroups"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let _guard = lock();
+    let unsafe_sb = Sandbox::with_disabled_layers(
+        SandboxConfig {
+            unsafe_no_isolation: true,
+            ..SandboxConfig::default()
+        },
+        &[Layer::Namespaces, Layer::Cgroups],
+    )
+    .unwrap();
+    assert_eq!(unsafe_sb.isolation().missing.len(), 2);
+    let mut l = limits();
+    l.wall = Duration::from_secs(1);
+    let r = unsafe_sb
+        .run(&RunRequest {
+            program:
+                "import os\nprint(os.getcwd().startswith('/work'), flush=True)\nwhile True: pass\n"
+                    .into(),
+            limits: l,
+            ..RunRequest::default()
+        })
+        .unwrap();
+    // Unisolated: the host's file system, but still the wall clock and the tree kill.
+    assert_eq!(r.stdout, b"False\n");
+    assert_eq!(r.end, EndReason::Timeout);
+}
+
+#[test]
+fn a_session_clears_state_and_survives_hostile_programs() {
+    let _guard = lock();
+    let mut s = sandbox().session(&limits()).unwrap();
+    let run = |s: &mut harness_rl::sandbox::Session, program: String, stdin: String, wall: u64| {
+        let mut l = limits();
+        l.wall = Duration::from_secs(wall);
+        s.run(&RunRequest {
+            program,
+            stdin: stdin.into_bytes(),
+            limits: l,
+            ..RunRequest::default()
+        })
+        .unwrap()
+    };
+    let tok = token();
+    let cfg = format!("{}\n", json!({"token": tok}));
+    let r = run(
+        &mut s,
+        "open('left.txt','w').write('x')\nopen('/tmp/t','w').write('y')\n".into(),
+        String::new(),
+        3,
+    );
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    let r = run(&mut s, fixture("double_fork_daemon.py"), cfg.clone(), 3);
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("DAEMONIZED"),
+        "{r:?}"
+    );
+    assert_eq!(
+        survivors(&tok),
+        Vec::<i32>::new(),
+        "a daemon survived a session run"
+    );
+    let r = run(&mut s, fixture("signal_ignoring_child.py"), cfg.clone(), 1);
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    assert_eq!(survivors(&tok), Vec::<i32>::new());
+    let r = run(&mut s, fixture("fork_bomb.py"), cfg.clone(), 1);
+    assert_eq!(r.end, EndReason::Timeout, "{r:?}");
+    assert_eq!(survivors(&tok), Vec::<i32>::new());
+    let r = run(&mut s, fixture("huge_output.py"), String::new(), 3);
+    assert_eq!(r.end, EndReason::OutputLimit, "{r:?}");
+    let r = run(&mut s, fixture("memory_bomb.py"), String::new(), 3);
+    assert_eq!(r.end, EndReason::Memory, "{r:?}");
+    let r = run(&mut s, fixture("kill_parent.py"), String::new(), 3);
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("STILL_ALIVE"),
+        "{r:?}"
+    );
+    // The worker survived all of it, and the first run's files are gone.
+    let r = run(
+        &mut s,
+        "import os\nprint(sorted(os.listdir('.')), sorted(os.listdir('/tmp')))\n".into(),
+        String::new(),
+        3,
+    );
+    assert_eq!(r.stdout, b"['main.py'] []\n", "{r:?}");
+    assert_eq!(s.counts(), (8, 0), "the worker had to restart");
+    drop(s);
+    assert_eq!(leftover_cgroups(), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn cli_prints_the_result_as_json() {
+    let _guard = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("p.py");
+    std::fs::write(&prog, "import os, sys\nprint(sys.stdin.read().strip()[::-1])\nprint(sorted(os.environ))\nsys.exit(4)\n").unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "hello").unwrap();
+    let out = Command::cargo_bin("hrl")
+        .unwrap()
+        .env("HRL_TEST_API_KEY", "sk-should-not-leak")
+        .args(["sandbox", "run"])
+        .arg(&prog)
+        .arg("--stdin")
+        .arg(&input)
+        .args(["--timeout", "5", "--memory", "256"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["end"], "exited");
+    assert_eq!(v["exit_code"], 4);
+    let stdout = v["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("olleh\n"), "{stdout}");
+    assert!(!stdout.contains("HRL_TEST_API_KEY"), "{stdout}");
+    assert!(v["wall_ms"].as_u64().unwrap() > 0);
+    assert_eq!(v["missing_layers"], json!([]));
+
+    // A timeout is a result, not an error.
+    std::fs::write(&prog, "while True: pass\n").unwrap();
+    let out = Command::cargo_bin("hrl")
+        .unwrap()
+        .args(["sandbox", "run"])
+        .arg(&prog)
+        .args(["--timeout", "0.5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["end"], "timeout");
+
+    // Bad usage exits 2 and names the problem.
+    let out = Command::cargo_bin("hrl")
+        .unwrap()
+        .args(["sandbox", "run"])
+        .arg(&prog)
+        .arg("--timeout=0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeout"));
+    let out = Command::cargo_bin("hrl")
+        .unwrap()
+        .args(["sandbox", "run", "/nonexistent/x.py"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.py"));
+    let mut buf = String::new();
+    let _ = std::io::stdin().read_to_string(&mut buf);
+}
