@@ -241,10 +241,33 @@ def reap_everything_but(pid):
         pass
 
 
-def main():
+def outside_sandbox():
+    """Why this process is NOT inside the sandbox, or None.
+
+    The worker empties /work and /tmp between runs and kills every other process: that
+    is only safe as the unprivileged init of a bubblewrap sandbox whose /work is a
+    private tmpfs. Run anywhere else (e.g. by hand as root under `unshare -p`), it must
+    refuse before touching anything.
+    """
     if os.getpid() != 1:
-        # kill(-1) is only safe as the init of a private PID namespace.
-        send({"error": "worker must run as PID 1 of its own PID namespace"})
+        return "worker must run as PID 1 of its own PID namespace"
+    if os.getuid() == 0 or os.geteuid() == 0:
+        return "worker refuses to run as root"
+    try:
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return "cannot read /proc/self/mountinfo"
+    for path in (WORK, "/tmp"):
+        if not any(len(m) > 4 and m[4] == path and "tmpfs" in m[m.index("-") + 1 : m.index("-") + 2] for m in mounts if "-" in m):
+            return "worker needs a private tmpfs mounted at " + path
+    return None
+
+
+def main():
+    why = outside_sandbox()
+    if why is not None:
+        send({"error": why})
         return
     _no_ptrace()
     send({"ready": True, "python": sys.version.split()[0]})
