@@ -9,3 +9,4 @@
 pub mod executor;
 pub mod families;
 pub mod sandbox;
+pub mod serve;

@@ -7,6 +7,9 @@
 //! `openai` (any OpenAI-compatible HTTP endpoint). A persistent completion cache wraps
 //! any executor.
 
+pub mod cache;
+pub mod openai;
+
 use serde::{Deserialize, Serialize};
 
 /// One chat message.
