@@ -8,4 +8,5 @@
 
 pub mod executor;
 pub mod families;
+pub mod models;
 pub mod sandbox;
