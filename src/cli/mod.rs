@@ -1,11 +1,15 @@
 //! Subcommand implementations for the `hrl` binary: argument structs and the glue
 //! that calls the library. No domain logic lives here.
 
+#[cfg(feature = "llama")]
+pub mod generate;
+pub mod models;
 pub mod tasks;
 
 use std::io;
 
 use harness_rl::families::FamilyError;
+use harness_rl::models::ModelError;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -16,6 +20,11 @@ pub struct UsageError(pub String);
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<UsageError>() || cause.is::<FamilyError>() {
+            return 2;
+        }
+        if let Some(e) = cause.downcast_ref::<ModelError>()
+            && e.is_invalid_input()
+        {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<io::Error>()

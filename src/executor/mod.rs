@@ -12,6 +12,10 @@ pub mod openai;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "llama")]
+pub mod llama;
+pub mod prompts;
+
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {
