@@ -31,6 +31,12 @@ enum Command {
     /// Complete prompts with the in-process llama.cpp executor.
     #[cfg(feature = "llama")]
     Generate(cli::generate::GenerateArgs),
+    /// Serve a model on loopback through the OpenAI-compatible API.
+    #[cfg(feature = "llama")]
+    Serve(cli::serve::ServeArgs),
+    /// The persistent completion cache: stats, clear.
+    #[command(subcommand)]
+    Cache(cli::cache::CacheCmd),
     /// Executor throughput at fixed lengths (used by scripts/bench_llama.sh).
     #[cfg(feature = "llama")]
     #[command(hide = true)]
@@ -44,6 +50,9 @@ fn main() -> ExitCode {
         Command::Models(cmd) => cli::models::run(cmd),
         #[cfg(feature = "llama")]
         Command::Generate(a) => cli::generate::run(a),
+        #[cfg(feature = "llama")]
+        Command::Serve(a) => cli::serve::run(a),
+        Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]
         Command::BenchLlama(a) => cli::generate::bench(a),
     };

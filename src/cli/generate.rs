@@ -107,6 +107,8 @@ pub struct GenerateArgs {
     /// JSONL output with token counts and timings.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 pub fn run(a: GenerateArgs) -> Result<()> {
@@ -145,7 +147,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         stop: a.stop.clone(),
         grammar,
     };
-    let exec = a.model.load()?;
+    let exec: std::sync::Arc<dyn harness_rl::executor::Executor> =
+        std::sync::Arc::new(a.model.load()?);
+    let (exec, cached) = a.cache.wrap(exec)?;
     let requests: Vec<Request> = rows
         .iter()
         .map(|r| Request {
@@ -153,7 +157,8 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             sampling: sampling.clone(),
         })
         .collect();
-    let results = harness_rl::executor::Executor::complete_batch(&exec, &requests);
+    let results = exec.complete_batch(&requests);
+    super::cache::report(cached.as_deref());
     let mut out = BufWriter::new(io::stdout().lock());
     let mut failed = 0usize;
     for (i, (row, res)) in rows.iter().zip(results).enumerate() {
@@ -165,6 +170,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     "finish_reason": c.finish_reason,
                     "usage": c.usage,
                     "timings": c.timings,
+                    "cached": c.cached,
                 });
                 if let Some(id) = &row.id {
                     v["id"] = id.clone();

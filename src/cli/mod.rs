@@ -1,15 +1,19 @@
 //! Subcommand implementations for the `hrl` binary: argument structs and the glue
 //! that calls the library. No domain logic lives here.
 
+pub mod cache;
 #[cfg(feature = "llama")]
 pub mod generate;
 pub mod models;
+#[cfg(feature = "llama")]
+pub mod serve;
 pub mod tasks;
 
 use std::io;
 
 use harness_rl::families::FamilyError;
 use harness_rl::models::ModelError;
+use harness_rl::serve::ServeError;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +24,9 @@ pub struct UsageError(pub String);
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<UsageError>() || cause.is::<FamilyError>() {
+            return 2;
+        }
+        if let Some(ServeError::NotLoopback(_) | ServeError::Config(_)) = cause.downcast_ref() {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<ModelError>()
