@@ -241,6 +241,8 @@ impl CompletionCache {
         }
         conn.execute_batch(
             "PRAGMA synchronous=NORMAL;
+             PRAGMA cache_size=-32768;
+             PRAGMA mmap_size=268435456;
              CREATE TABLE IF NOT EXISTS meta (
                  name  TEXT PRIMARY KEY,
                  value TEXT NOT NULL
