@@ -507,3 +507,55 @@ fn several_processes_share_one_cache() {
     assert!(out.iter().all(|r| r.as_ref().unwrap().cached));
     assert_eq!(counting.calls(), 0);
 }
+
+/// The real model behind the cache: a warm cache makes zero llama.cpp calls.
+#[cfg(feature = "llama")]
+#[test]
+fn a_warm_cache_makes_zero_real_model_calls() {
+    use harness_rl::executor::llama::{LlamaExecutor, LlamaOptions};
+    use harness_rl::models;
+
+    let model = models::known(models::DEFAULT_MODEL).expect("default model is known");
+    assert!(
+        model.is_installed(),
+        "{} is not installed: run `hrl models fetch {}` (make test does)",
+        model.name,
+        model.name
+    );
+    let mut opts = LlamaOptions::for_model(model.name).unwrap();
+    opts.n_threads = 1;
+    opts.n_ctx_per_seq = 512;
+    opts.n_parallel = 4;
+    let real = CountingExecutor::new(Arc::new(LlamaExecutor::load(opts).unwrap()));
+    let dir = tempfile::tempdir().unwrap();
+    let cached = CachedExecutor::new(real.clone(), open(&dir.path().join("c.sqlite")));
+    let reqs: Vec<Request> = ["Name a fruit.", "What is 4 plus 4?", "Say hi."]
+        .iter()
+        .map(|q| {
+            let mut r = chat(q);
+            r.sampling.max_tokens = 16;
+            r
+        })
+        .chain([sampled("Tell me a number.", 11)].map(|mut r| {
+            r.sampling.max_tokens = 16;
+            r
+        }))
+        .collect();
+    let cold: Vec<Completion> = cached
+        .complete_batch(&reqs)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(real.calls(), 4);
+    let warm: Vec<Completion> = cached
+        .complete_batch(&reqs)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(real.calls(), 4, "the warm run called the model");
+    for (c, w) in cold.iter().zip(&warm) {
+        assert!(w.cached && !c.cached);
+        assert_eq!(w.text, c.text);
+        assert_eq!(w.usage, c.usage);
+    }
+}

@@ -944,3 +944,130 @@ fn shutdown_releases_the_port_and_closes_idle_connections() {
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
     drop(idle);
 }
+
+// ---------------------------------------------------------------------------------
+// The real model: `hrl serve` (llama.cpp, SmolLM2-135M) against the in-process executor.
+
+#[cfg(feature = "llama")]
+mod real_model {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Child, Command, Stdio};
+
+    use harness_rl::executor::llama::{LlamaExecutor, LlamaOptions};
+    use harness_rl::models;
+
+    use super::*;
+
+    /// Kills the `hrl serve` child this test started.
+    struct ServeProcess(Child);
+
+    impl Drop for ServeProcess {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn installed_default_model() -> &'static str {
+        let model = models::known(models::DEFAULT_MODEL).expect("default model is known");
+        assert!(
+            model.is_installed(),
+            "{} is not installed: run `hrl models fetch {}` (make test does)",
+            model.name,
+            model.name
+        );
+        model.name
+    }
+
+    /// Start `hrl serve` on a free port; returns the process and its base URL.
+    fn start_hrl_serve(model: &str) -> (ServeProcess, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hrl"))
+            .args([
+                "serve",
+                "--model",
+                model,
+                "--port",
+                "0",
+                "--threads",
+                "1",
+                "--ctx-per-seq",
+                "512",
+                "--n-parallel",
+                "4",
+                "--no-cache",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hrl serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        if !line.starts_with("http://127.0.0.1:") {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("hrl serve did not print its URL: {line:?}; stderr: {err}");
+        }
+        (ServeProcess(child), line.trim().to_string())
+    }
+
+    fn greedy(prompt: Prompt) -> Request {
+        Request {
+            prompt,
+            sampling: Sampling {
+                max_tokens: 24,
+                ..Sampling::default()
+            },
+        }
+    }
+
+    #[test]
+    fn http_executor_against_hrl_serve_gives_the_in_process_greedy_text() {
+        let name = installed_default_model();
+        let (_serve, url) = start_hrl_serve(name);
+        let mut opts = LlamaOptions::for_model(name).unwrap();
+        opts.n_threads = 1;
+        opts.n_ctx_per_seq = 512;
+        opts.n_parallel = 4;
+        let local = LlamaExecutor::load(opts).unwrap();
+
+        let mut cfg = OpenAiConfig::new(url, name);
+        // One request at a time on both sides: the same computation, so the texts
+        // must be identical, not merely close.
+        cfg.max_connections = 1;
+        cfg.timeout = Duration::from_secs(300);
+        let remote = OpenAiExecutor::connect(cfg).unwrap();
+        assert_eq!(
+            remote.model_id(),
+            local.model_id(),
+            "identity from /v1/models"
+        );
+
+        let requests: Vec<Request> = [
+            "What is 2 plus 3?",
+            "Name a color.",
+            "Write one sentence about a river.",
+            "What is the capital of Italy?",
+        ]
+        .iter()
+        .map(|q| greedy(Prompt::Chat(vec![Message::user(*q)])))
+        .chain([
+            greedy(Prompt::Chat(vec![
+                Message::system("Answer in one word."),
+                Message::user("What animal says moo?"),
+            ])),
+            greedy(Prompt::Raw("The three primary colors are".into())),
+        ])
+        .collect();
+        for r in &requests {
+            let want = local.complete(r).unwrap();
+            let got = remote.complete(r).unwrap();
+            assert!(!want.text.is_empty());
+            assert_eq!(got.text, want.text, "{:?}", r.prompt);
+            assert_eq!(got.finish_reason, want.finish_reason);
+            assert_eq!(got.usage.prompt_tokens, want.usage.prompt_tokens);
+            assert_eq!(got.usage.completion_tokens, want.usage.completion_tokens);
+        }
+    }
+}
