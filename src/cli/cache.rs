@@ -33,6 +33,9 @@ pub enum CacheCmd {
     },
 }
 
+/// The cache wrapper of a run, kept for its hit/miss counters.
+pub type CachedHandle = Arc<CachedExecutor>;
+
 /// Completion-cache options for commands that call a model.
 #[derive(Args, Clone, Debug)]
 pub struct CacheArgs {
@@ -52,7 +55,7 @@ impl CacheArgs {
     pub fn wrap(
         &self,
         exec: Arc<dyn Executor>,
-    ) -> Result<(Arc<dyn Executor>, Option<Arc<CachedExecutor>>)> {
+    ) -> Result<(Arc<dyn Executor>, Option<CachedHandle>)> {
         if self.no_cache {
             return Ok((exec, None));
         }
