@@ -39,10 +39,11 @@ impl SimulatedExecutor {
                 completion_tokens: 5,
                 cached_prompt_tokens: 1,
             },
+            // Values that a lossy float parser would change by one ulp.
             timings: Timings {
-                prompt_ms: 1.0,
-                generation_ms: 2.0,
-                total_ms: 3.0,
+                prompt_ms: 180.87043699999998,
+                generation_ms: 233.43477800000002,
+                total_ms: 0.1 + 0.2,
             },
             cached: false,
         })
