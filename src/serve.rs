@@ -11,12 +11,14 @@
 //! `max_connections`; keep-alive, `Content-Length` or chunked bodies, `Expect:
 //! 100-continue`), so many client processes can hold connections open at once.
 //!
-//! Batching: connection threads parse requests and queue them; one batcher thread takes
-//! whatever is queued (waiting at most `batch_window` for more once the first arrives,
-//! up to `max_batch` requests) and hands it to the executor's `complete_batch` in one
-//! call. While the executor works, new requests queue up and form the next batch. A
-//! panic in the executor fails that batch's requests with HTTP 500 and the server keeps
-//! serving.
+//! Batching: connection threads parse requests and queue them; a batcher takes whatever
+//! is queued (waiting at most `batch_window` for more once the first arrives, up to
+//! `max_batch` requests) and hands it to the executor's `complete_batch` in one call.
+//! Up to `concurrent_batches` batchers run at once, so an executor that merges
+//! concurrent calls (the llama.cpp executor's continuous batch) admits new requests
+//! while earlier ones are still generating; with 1, new requests wait and form the
+//! next batch. A panic in the executor fails that batch's requests with HTTP 500 and
+//! the server keeps serving.
 //!
 //! Defaults follow the OpenAI API where it defines them (`temperature` 1, `top_p` 1);
 //! `seed` defaults to 0, so an unseeded request is still reproducible.
@@ -48,6 +50,11 @@ pub struct ServeConfig {
     pub max_batch: usize,
     /// How long the batcher waits for more requests after the first one arrives.
     pub batch_window: Duration,
+    /// Batches that may run in the executor at once. Executors that schedule
+    /// concurrent calls themselves (the llama.cpp executor feeds every call into one
+    /// continuous batch) admit a new batch while an earlier one is still generating;
+    /// with 1, a batch waits for the previous one to finish.
+    pub concurrent_batches: usize,
     /// Most client connections open at once (one thread each); more are answered 503.
     pub max_connections: usize,
     /// Largest request body accepted.
@@ -64,6 +71,7 @@ impl ServeConfig {
             model_name: model_name.into(),
             max_batch: 16,
             batch_window: Duration::from_millis(5),
+            concurrent_batches: 8,
             max_connections: 256,
             max_body_bytes: 16 << 20,
             idle_timeout: Duration::from_secs(120),
@@ -111,7 +119,7 @@ pub struct Server {
     addr: SocketAddr,
     shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
-    batcher: Option<JoinHandle<()>>,
+    batchers: Vec<JoinHandle<()>>,
 }
 
 impl Server {
@@ -120,9 +128,9 @@ impl Server {
         if !cfg.host.is_loopback() {
             return Err(ServeError::NotLoopback(cfg.host));
         }
-        if cfg.max_batch == 0 || cfg.max_connections == 0 {
+        if cfg.max_batch == 0 || cfg.max_connections == 0 || cfg.concurrent_batches == 0 {
             return Err(ServeError::Config(
-                "max_batch and max_connections must be at least 1".into(),
+                "max_batch, max_connections and concurrent_batches must be at least 1".into(),
             ));
         }
         if cfg.model_name.trim().is_empty() {
@@ -150,14 +158,19 @@ impl Server {
             open: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
         });
-        let batcher = {
-            let shared = Arc::clone(&shared);
+        let rx = Arc::new(Mutex::new(rx));
+        let mut batchers = Vec::with_capacity(cfg.concurrent_batches);
+        for i in 0..cfg.concurrent_batches {
+            let (shared, rx, executor) =
+                (Arc::clone(&shared), Arc::clone(&rx), Arc::clone(&executor));
             let (max_batch, window) = (cfg.max_batch, cfg.batch_window);
-            std::thread::Builder::new()
-                .name("hrl-serve-batcher".into())
-                .spawn(move || batcher(rx, executor, &shared.stats, max_batch, window))
-                .map_err(|e| ServeError::Config(format!("spawning the batcher: {e}")))?
-        };
+            batchers.push(
+                std::thread::Builder::new()
+                    .name(format!("hrl-serve-batcher-{i}"))
+                    .spawn(move || batcher(&rx, executor, &shared.stats, max_batch, window))
+                    .map_err(|e| ServeError::Config(format!("spawning a batcher: {e}")))?,
+            );
+        }
         let acceptor = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
@@ -169,7 +182,7 @@ impl Server {
             addr,
             shared,
             acceptor: Some(acceptor),
-            batcher: Some(batcher),
+            batchers,
         })
     }
 
@@ -210,8 +223,8 @@ impl Server {
         for s in self.shared.lock_open().values() {
             let _ = s.shutdown(std::net::Shutdown::Read);
         }
-        // The batcher ends once every connection thread has dropped its sender.
-        if let Some(b) = self.batcher.take() {
+        // The batchers end once every connection thread has dropped its sender.
+        for b in self.batchers.drain(..) {
             let _ = b.join();
         }
     }
@@ -219,7 +232,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if self.acceptor.is_some() || self.batcher.is_some() {
+        if self.acceptor.is_some() || !self.batchers.is_empty() {
             self.stop();
         }
     }
@@ -287,28 +300,38 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: mpsc::Sender<Job>
     }
 }
 
+/// Gather one batch: block for the first job, then take more for up to `window` or
+/// until `max_batch` requests. `None` once every sender is gone.
+fn gather(rx: &Mutex<mpsc::Receiver<Job>>, max_batch: usize, window: Duration) -> Option<Vec<Job>> {
+    // Holding the lock while gathering keeps batches from interleaving; the other
+    // batchers are either executing or waiting for their turn to gather.
+    let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+    let first = rx.recv().ok()?;
+    let mut n = first.requests.len();
+    let mut jobs = vec![first];
+    let deadline = Instant::now() + window;
+    while n < max_batch {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(job) => {
+                n += job.requests.len();
+                jobs.push(job);
+            }
+            Err(_) => break,
+        }
+    }
+    Some(jobs)
+}
+
 fn batcher(
-    rx: mpsc::Receiver<Job>,
+    rx: &Mutex<mpsc::Receiver<Job>>,
     executor: Arc<dyn Executor>,
     stats: &ServeStats,
     max_batch: usize,
     window: Duration,
 ) {
     // Ends when the acceptor and every connection thread have dropped their senders.
-    while let Ok(first) = rx.recv() {
-        let mut jobs = vec![first];
-        let mut n = jobs[0].requests.len();
-        let deadline = Instant::now() + window;
-        while n < max_batch {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(job) => {
-                    n += job.requests.len();
-                    jobs.push(job);
-                }
-                Err(_) => break,
-            }
-        }
+    while let Some(jobs) = gather(rx, max_batch, window) {
         let all: Vec<Request> = jobs
             .iter()
             .flat_map(|j| j.requests.iter().cloned())

@@ -639,6 +639,9 @@ impl SimulatedExecutor {
         if text.contains("PANIC") {
             panic!("simulated executor panic");
         }
+        if text.contains("SLOW") {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
         if text.contains("TOO LONG") {
             return Err(ExecutorError::PromptTooLong {
                 tokens: 9999,
@@ -677,6 +680,13 @@ impl Executor for SimulatedExecutor {
 fn serve(exec: Arc<SimulatedExecutor>) -> Server {
     let mut cfg = ServeConfig::new("sim");
     cfg.port = 0;
+    Server::start(exec, cfg).unwrap()
+}
+
+fn serve_one_batch_at_a_time(exec: Arc<SimulatedExecutor>) -> Server {
+    let mut cfg = ServeConfig::new("sim");
+    cfg.port = 0;
+    cfg.concurrent_batches = 1;
     Server::start(exec, cfg).unwrap()
 }
 
@@ -736,7 +746,7 @@ fn served_executor_matches_in_process_executor() {
 #[test]
 fn concurrent_requests_are_batched() {
     let sim = Arc::new(SimulatedExecutor::new(Duration::from_millis(300)));
-    let server = serve(sim.clone());
+    let server = serve_one_batch_at_a_time(sim.clone());
     let mut cfg = OpenAiConfig::new(server.base_url(), "sim");
     cfg.max_connections = 8;
     cfg.timeout = Duration::from_secs(20);
@@ -773,6 +783,28 @@ fn concurrent_requests_are_batched() {
         vec!["raw:a t=0 seed=0", "raw:b t=0 seed=0", "raw:c t=0 seed=0"]
     );
     assert_eq!(sim.batches.lock().unwrap().last(), Some(&3));
+}
+
+#[test]
+fn a_long_batch_does_not_hold_back_a_later_one() {
+    let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
+    let url = server.base_url();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|s| {
+        let (o1, u1) = (order.clone(), url.clone());
+        s.spawn(move || {
+            let c = OpenAiExecutor::new(OpenAiConfig::new(u1, "sim")).unwrap();
+            c.complete(&chat("SLOW")).unwrap();
+            o1.lock().unwrap().push("slow");
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let c = OpenAiExecutor::new(OpenAiConfig::new(url.clone(), "sim")).unwrap();
+        c.complete(&chat("quick")).unwrap();
+        order.lock().unwrap().push("quick");
+    });
+    // The quick request went into its own batch while the slow one was still running.
+    assert_eq!(*order.lock().unwrap(), vec!["quick", "slow"]);
+    assert_eq!(server.stats().batches.load(Ordering::Relaxed), 2);
 }
 
 #[test]

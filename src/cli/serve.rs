@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// Milliseconds to wait for more requests once one arrives.
     #[arg(long, default_value_t = 5)]
     pub batch_window_ms: u64,
+    /// Batches that may run in the executor at once (llama.cpp merges them into its
+    /// continuous batch; 1 makes each batch wait for the previous one).
+    #[arg(long, default_value_t = 8)]
+    pub concurrent_batches: usize,
     /// Most client connections open at once.
     #[arg(long, default_value_t = 256)]
     pub max_connections: usize,
@@ -50,8 +54,11 @@ pub fn run(a: ServeArgs) -> Result<()> {
         ))
         .into());
     }
-    if a.max_batch == 0 || a.max_connections == 0 {
-        return Err(UsageError("--max-batch and --max-connections must be >= 1".into()).into());
+    if a.max_batch == 0 || a.max_connections == 0 || a.concurrent_batches == 0 {
+        return Err(UsageError(
+            "--max-batch, --max-connections and --concurrent-batches must be >= 1".into(),
+        )
+        .into());
     }
     let name = a.name.clone().unwrap_or_else(|| {
         let p = Path::new(&a.model.model);
@@ -71,6 +78,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     cfg.max_batch = a.max_batch;
     cfg.batch_window = Duration::from_millis(a.batch_window_ms);
     cfg.max_connections = a.max_connections;
+    cfg.concurrent_batches = a.concurrent_batches;
     let model_id = exec.model_id().to_string();
     let server = Server::start(exec, cfg)?;
     // The first stdout line is the base URL, for scripts that start the server.
