@@ -560,3 +560,60 @@ fn a_warm_cache_makes_zero_real_model_calls() {
         assert_eq!(w.usage, c.usage);
     }
 }
+
+fn hrl(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrl"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_cache_stats_and_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.sqlite");
+    let p = path.to_str().unwrap();
+    let (code, out, _) = hrl(&["cache", "stats", "--cache", p, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["entries"],
+        0
+    );
+    assert!(!path.exists(), "stats must not create a cache");
+
+    let cache = open(&path);
+    CachedExecutor::new(sim("model-a"), cache.clone()).complete_batch(&[chat("1"), chat("2")]);
+    CachedExecutor::new(sim("model-b"), cache.clone())
+        .complete(&chat("1"))
+        .unwrap();
+    let (code, out, _) = hrl(&["cache", "stats", "--cache", p, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["entries"], 3);
+    assert_eq!(v["models"][0]["model_id"], "model-a");
+    assert_eq!(v["models"][0]["entries"], 2);
+
+    let (code, _, err) = hrl(&["cache", "clear", "--cache", p]);
+    assert_eq!(code, 2, "clear needs --model or --all: {err}");
+    let (code, out, _) = hrl(&["cache", "clear", "--cache", p, "--model", "model-a"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("deleted 2 entries"), "{out}");
+    let (code, out, _) = hrl(&["cache", "clear", "--cache", p, "--all"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("deleted 1 entries"), "{out}");
+    assert_eq!(cache.stats().unwrap().entries, 0);
+
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, b"not sqlite at all, ".repeat(50)).unwrap();
+    let (code, _, err) = hrl(&["cache", "stats", "--cache", garbage.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("garbage") && err.contains("not a usable SQLite database"),
+        "{err}"
+    );
+}

@@ -1044,6 +1044,17 @@ mod real_model {
         (ServeProcess(child), line.trim().to_string())
     }
 
+    #[test]
+    fn hrl_serve_refuses_a_non_loopback_host_before_loading_anything() {
+        let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+            .args(["serve", "--model", "/nonexistent.gguf", "--host", "0.0.0.0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not a loopback address"), "{err}");
+    }
+
     fn greedy(prompt: Prompt) -> Request {
         Request {
             prompt,
