@@ -1055,6 +1055,64 @@ mod real_model {
         assert!(err.contains("not a loopback address"), "{err}");
     }
 
+    #[test]
+    fn hrl_generate_against_an_endpoint_with_the_cache() {
+        let sim = Arc::new(SimulatedExecutor::new(Duration::ZERO));
+        let server = serve(sim.clone());
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c.sqlite");
+        let run = || {
+            let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+                .args([
+                    "generate",
+                    "--endpoint",
+                    &server.base_url(),
+                    "--model",
+                    "sim",
+                ])
+                .args(["--prompt", "hi", "--max-tokens", "5", "--json", "--cache"])
+                .arg(&cache)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            (v, String::from_utf8_lossy(&out.stderr).into_owned())
+        };
+        let (first, err) = run();
+        assert_eq!(first["text"], "user=hi t=0 seed=0");
+        assert_eq!(first["cached"], false);
+        assert!(err.contains("0 hits, 1 misses"), "{err}");
+        let (second, err) = run();
+        assert_eq!(second["text"], first["text"]);
+        assert_eq!(second["cached"], true);
+        assert!(err.contains("1 hits, 0 misses"), "{err}");
+        assert_eq!(
+            sim.batches.lock().unwrap().len(),
+            1,
+            "the warm run reached the server"
+        );
+
+        // A model the endpoint does not serve is named in the error.
+        let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+            .args([
+                "generate",
+                "--endpoint",
+                &server.base_url(),
+                "--model",
+                "nope",
+            ])
+            .args(["--prompt", "hi", "--no-cache"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("does not serve model \"nope\""), "{err}");
+    }
+
     fn greedy(prompt: Prompt) -> Request {
         Request {
             prompt,

@@ -109,6 +109,8 @@ pub struct GenerateArgs {
     pub json: bool,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    pub endpoint: super::endpoint::EndpointArgs,
 }
 
 pub fn run(a: GenerateArgs) -> Result<()> {
@@ -148,7 +150,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         grammar,
     };
     let exec: std::sync::Arc<dyn harness_rl::executor::Executor> =
-        std::sync::Arc::new(a.model.load()?);
+        match a.endpoint.connect(&a.model.model)? {
+            Some(remote) => std::sync::Arc::new(remote),
+            None => std::sync::Arc::new(a.model.load()?),
+        };
     let (exec, cached) = a.cache.wrap(exec)?;
     let requests: Vec<Request> = rows
         .iter()

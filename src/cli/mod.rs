@@ -2,6 +2,7 @@
 //! that calls the library. No domain logic lives here.
 
 pub mod cache;
+pub mod endpoint;
 #[cfg(feature = "llama")]
 pub mod generate;
 pub mod models;
@@ -11,6 +12,7 @@ pub mod tasks;
 
 use std::io;
 
+use harness_rl::executor::ExecutorError;
 use harness_rl::families::FamilyError;
 use harness_rl::models::ModelError;
 use harness_rl::serve::ServeError;
@@ -27,6 +29,9 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             return 2;
         }
         if let Some(ServeError::NotLoopback(_) | ServeError::Config(_)) = cause.downcast_ref() {
+            return 2;
+        }
+        if let Some(ExecutorError::InvalidRequest(_)) = cause.downcast_ref() {
             return 2;
         }
         if let Some(e) = cause.downcast_ref::<ModelError>()
