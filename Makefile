@@ -42,6 +42,8 @@ demo: build
 bench: build
 	$(CARGO) bench --bench families
 	$(CARGO) bench --bench lcb
+	$(CARGO) bench --bench cache
+	$(CARGO) bench --bench serve
 
 lint:
 	$(CARGO) fmt --all -- --check

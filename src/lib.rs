@@ -9,5 +9,7 @@
 pub mod executor;
 pub mod families;
 pub mod lcb;
+pub mod models;
 pub mod sandbox;
+pub mod serve;
 pub mod throughput;

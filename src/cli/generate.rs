@@ -1,0 +1,253 @@
+//! `hrl generate`: complete one prompt or a JSONL file of prompts with the llama.cpp
+//! executor, printing texts (or JSONL with token counts and timings under `--json`).
+//! Also the hidden `hrl bench-llama` used by `scripts/bench_llama.sh`.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use harness_rl::executor::llama::{self, LlamaExecutor, LlamaOptions};
+use harness_rl::executor::{Request, Sampling, prompts};
+use serde_json::json;
+
+use super::UsageError;
+
+/// Options that load a llama.cpp model (shared by `generate` and the benchmark).
+#[derive(Args, Clone)]
+pub struct ModelArgs {
+    /// A known model name (see `hrl models list`) or a path to a .gguf file.
+    #[arg(long, default_value = harness_rl::models::DEFAULT_MODEL)]
+    pub model: String,
+    /// Sequences decoded together (continuous batching slots).
+    #[arg(long, default_value_t = 8)]
+    pub n_parallel: u32,
+    /// Context tokens per sequence (prompt + completion).
+    #[arg(long, default_value_t = 2048)]
+    pub ctx_per_seq: u32,
+    /// Tokens per decode call.
+    #[arg(long, default_value_t = 512)]
+    pub n_batch: u32,
+    /// CPU threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: u32,
+    /// Layers to offload to the GPU (needs a build with `--features cuda`).
+    #[arg(long, default_value_t = 0)]
+    pub gpu_layers: u32,
+    /// A LoRA adapter (GGUF) applied on top of the model.
+    #[arg(long)]
+    pub lora: Option<PathBuf>,
+    #[arg(long, default_value_t = 1.0)]
+    pub lora_scale: f32,
+    /// Compute every prompt in full instead of reusing shared prefixes.
+    #[arg(long)]
+    pub no_prefix_reuse: bool,
+}
+
+impl ModelArgs {
+    pub fn load(&self) -> Result<LlamaExecutor> {
+        let mut opts = LlamaOptions::for_model(&self.model)?;
+        opts.n_parallel = self.n_parallel;
+        opts.n_ctx_per_seq = self.ctx_per_seq;
+        opts.n_batch = self.n_batch;
+        opts.n_threads = self.threads;
+        opts.gpu_layers = self.gpu_layers;
+        opts.lora = self.lora.clone();
+        opts.lora_scale = self.lora_scale;
+        opts.prefix_reuse = !self.no_prefix_reuse;
+        if let Some(l) = &self.lora
+            && !l.is_file()
+        {
+            return Err(UsageError(format!("LoRA adapter {} does not exist", l.display())).into());
+        }
+        if self.n_parallel == 0 {
+            return Err(UsageError("--n-parallel must be >= 1".into()).into());
+        }
+        LlamaExecutor::load(opts).with_context(|| format!("loading model {}", self.model))
+    }
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// One prompt (a user message; raw text with --raw).
+    #[arg(long, conflicts_with = "prompts", required_unless_present = "prompts")]
+    pub prompt: Option<String>,
+    /// A JSONL file: one `{"prompt": ...}` or `{"messages": [...]}` per line, optional
+    /// `system` and `id`.
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// System message for chat prompts.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Raw completion: no chat template.
+    #[arg(long)]
+    pub raw: bool,
+    /// 0 = greedy.
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
+    #[arg(long, default_value_t = 1.0)]
+    pub top_p: f32,
+    /// 0 = off.
+    #[arg(long, default_value_t = 0)]
+    pub top_k: u32,
+    #[arg(long, default_value_t = 0.0)]
+    pub min_p: f32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: u32,
+    /// Stop before this string (repeatable).
+    #[arg(long)]
+    pub stop: Vec<String>,
+    /// A GBNF grammar file (root rule `root`).
+    #[arg(long)]
+    pub grammar: Option<PathBuf>,
+    /// JSONL output with token counts and timings.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    pub endpoint: super::endpoint::EndpointArgs,
+}
+
+pub fn run(a: GenerateArgs) -> Result<()> {
+    if a.max_tokens == 0 {
+        return Err(UsageError("--max-tokens must be >= 1".into()).into());
+    }
+    if !(0.0..=1.0).contains(&a.top_p) || !(0.0..=1.0).contains(&a.min_p) || a.temperature < 0.0 {
+        return Err(
+            UsageError("--top-p and --min-p must lie in 0..=1, --temperature >= 0".into()).into(),
+        );
+    }
+    let rows = match (&a.prompt, &a.prompts) {
+        (Some(p), _) => vec![prompts::PromptRow {
+            line: 0,
+            id: None,
+            prompt: prompts::make_prompt(p, a.system.as_deref(), a.raw),
+        }],
+        (None, Some(path)) => prompts::read(path, a.system.as_deref(), a.raw)
+            .map_err(|e| UsageError(e.to_string()))?,
+        (None, None) => return Err(UsageError("give --prompt or --prompts".into()).into()),
+    };
+    let grammar = match &a.grammar {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("grammar {}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    let sampling = Sampling {
+        temperature: a.temperature,
+        top_p: a.top_p,
+        top_k: a.top_k,
+        min_p: a.min_p,
+        seed: a.seed,
+        max_tokens: a.max_tokens,
+        stop: a.stop.clone(),
+        grammar,
+    };
+    let exec: std::sync::Arc<dyn harness_rl::executor::Executor> =
+        match a.endpoint.connect(&a.model.model)? {
+            Some(remote) => std::sync::Arc::new(remote),
+            None => std::sync::Arc::new(a.model.load()?),
+        };
+    let (exec, cached) = a.cache.wrap(exec)?;
+    let requests: Vec<Request> = rows
+        .iter()
+        .map(|r| Request {
+            prompt: r.prompt.clone(),
+            sampling: sampling.clone(),
+        })
+        .collect();
+    let results = exec.complete_batch(&requests);
+    super::cache::report(cached.as_deref());
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut failed = 0usize;
+    for (i, (row, res)) in rows.iter().zip(results).enumerate() {
+        match res {
+            Ok(c) if a.json => {
+                let mut v = json!({
+                    "index": i,
+                    "text": c.text,
+                    "finish_reason": c.finish_reason,
+                    "usage": c.usage,
+                    "timings": c.timings,
+                    "cached": c.cached,
+                });
+                if let Some(id) = &row.id {
+                    v["id"] = id.clone();
+                }
+                writeln!(out, "{v}")?;
+            }
+            Ok(c) => {
+                if rows.len() > 1 {
+                    writeln!(
+                        out,
+                        "### {}",
+                        row.id.as_ref().map_or(i.to_string(), |v| v.to_string())
+                    )?;
+                }
+                writeln!(out, "{}", c.text)?;
+            }
+            Err(e) => {
+                failed += 1;
+                if a.json {
+                    let mut v = json!({"index": i, "error": e.to_string()});
+                    if let Some(id) = &row.id {
+                        v["id"] = id.clone();
+                    }
+                    writeln!(out, "{v}")?;
+                } else {
+                    eprintln!(
+                        "hrl: prompt {}: {e}",
+                        if row.line > 0 {
+                            format!("at line {}", row.line)
+                        } else {
+                            i.to_string()
+                        }
+                    );
+                }
+            }
+        }
+    }
+    out.flush()?;
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} prompts failed", rows.len());
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Prompt tokens per sequence.
+    #[arg(long, default_value_t = 128)]
+    pub npp: u32,
+    /// Generated tokens per sequence.
+    #[arg(long, default_value_t = 128)]
+    pub ntg: u32,
+    /// Comma-separated sequence counts.
+    #[arg(long, default_value = "1,4,8,16", value_delimiter = ',')]
+    pub npl: Vec<u32>,
+    /// Repetitions per sequence count (the best is reported).
+    #[arg(long, default_value_t = 1)]
+    pub reps: u32,
+}
+
+/// Throughput at fixed prompt and generation lengths, one JSON line per batch size.
+pub fn bench(mut a: BenchArgs) -> Result<()> {
+    let max = a.npl.iter().copied().max().unwrap_or(1);
+    a.model.n_parallel = a.model.n_parallel.max(max);
+    a.model.ctx_per_seq = a.model.ctx_per_seq.max(a.npp + a.ntg + 8);
+    let exec = a.model.load()?;
+    let mut out = io::stdout().lock();
+    for &npl in &a.npl {
+        let row = llama::bench::throughput(&exec, a.npp, a.ntg, npl, a.reps)?;
+        writeln!(out, "{}", serde_json::to_string(&row)?)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,582 @@
+//! Persistent completion cache: a [`CachedExecutor`] answers a request it has seen
+//! before from an SQLite file instead of calling the model.
+//!
+//! Key: SHA-256 over a domain tag and the length-prefixed fields that decide the output —
+//! the executor's `model_id` (for a GGUF, its sha256), the exact prompt (raw text, or
+//! every message's role and content in order), and the sampling parameters. Greedy
+//! decoding ignores `seed`, `top_p`, `top_k` and `min_p` (see [`Sampling`]), so those
+//! are left out of greedy keys; a sampled request keys on all of them, seed included.
+//! Floats are keyed by their exact bit patterns.
+//!
+//! Store: one SQLite database (bundled SQLite) in WAL mode with a busy timeout, so any
+//! number of readers and several writing processes can share it. Entries are written
+//! with `INSERT OR REPLACE` in one transaction per batch; a row that no longer decodes
+//! is treated as a miss and overwritten by the fresh completion. Only successful
+//! completions are stored. A cache that cannot be read or written never discards a
+//! completion: the model is called (or its result returned) and the failure is counted
+//! in [`CacheCounters::errors`] with the last message kept for the caller to show.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::{Completion, Executor, ExecutorError, Prompt, Request, Sampling};
+
+/// Version of the key derivation and row format. Bumping it makes old rows unreachable.
+pub const CACHE_FORMAT: u32 = 1;
+const KEY_TAG: &[u8] = b"harness-rl/completion-cache/v1";
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Cache failures (opening, reading or writing the database).
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("completion cache {path}: {detail}")]
+    Open { path: PathBuf, detail: String },
+    #[error("completion cache {path}: {detail}")]
+    Sql { path: PathBuf, detail: String },
+    #[error(
+        "completion cache {path}: format {found} is not supported by this build (expects {expected}); use another --cache file"
+    )]
+    Format {
+        path: PathBuf,
+        found: String,
+        expected: u32,
+    },
+}
+
+impl From<CacheError> for ExecutorError {
+    fn from(e: CacheError) -> Self {
+        ExecutorError::Cache(e.to_string())
+    }
+}
+
+/// A cache key: SHA-256 of the fields that decide a completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey(pub [u8; 32]);
+
+impl CacheKey {
+    /// Derive the key of `request` on the model identified by `model_id`.
+    pub fn new(model_id: &str, request: &Request) -> CacheKey {
+        let mut h = Sha256::new();
+        field(&mut h, KEY_TAG);
+        field(&mut h, model_id.as_bytes());
+        match &request.prompt {
+            Prompt::Raw(text) => {
+                field(&mut h, b"raw");
+                field(&mut h, text.as_bytes());
+            }
+            Prompt::Chat(messages) => {
+                field(&mut h, b"chat");
+                h.update((messages.len() as u64).to_le_bytes());
+                for m in messages {
+                    field(&mut h, m.role.as_bytes());
+                    field(&mut h, m.content.as_bytes());
+                }
+            }
+        }
+        sampling_fields(&mut h, &request.sampling);
+        CacheKey(h.finalize().into())
+    }
+
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Length-prefixed field, so that ("ab","c") and ("a","bc") never collide.
+fn field(h: &mut Sha256, bytes: &[u8]) {
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn sampling_fields(h: &mut Sha256, s: &Sampling) {
+    h.update(s.max_tokens.to_le_bytes());
+    h.update((s.stop.len() as u64).to_le_bytes());
+    for stop in &s.stop {
+        field(h, stop.as_bytes());
+    }
+    match &s.grammar {
+        None => h.update([0u8]),
+        Some(g) => {
+            h.update([1u8]);
+            field(h, g.as_bytes());
+        }
+    }
+    if s.is_greedy() {
+        h.update(b"greedy");
+    } else {
+        h.update(b"sampled");
+        h.update(s.temperature.to_bits().to_le_bytes());
+        h.update(s.top_p.to_bits().to_le_bytes());
+        h.update(s.top_k.to_le_bytes());
+        h.update(s.min_p.to_bits().to_le_bytes());
+        h.update(s.seed.to_le_bytes());
+    }
+}
+
+/// Where the cache lives unless `--cache PATH` says otherwise:
+/// `$HRL_HOME/cache/completions.sqlite`, with `HRL_HOME` defaulting to
+/// `$XDG_CACHE_HOME/harness-rl` or `~/.cache/harness-rl`.
+pub fn default_cache_path() -> PathBuf {
+    hrl_home().join("cache").join("completions.sqlite")
+}
+
+fn hrl_home() -> PathBuf {
+    if let Some(h) = std::env::var_os("HRL_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(h);
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("harness-rl");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
+    PathBuf::from(home).join(".cache").join("harness-rl")
+}
+
+/// Summary of a cache file for `hrl cache stats`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CacheStats {
+    pub path: PathBuf,
+    pub entries: u64,
+    /// Size of the database file plus its write-ahead log, in bytes.
+    pub bytes: u64,
+    pub models: Vec<ModelStats>,
+}
+
+/// Entries of one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelStats {
+    pub model_id: String,
+    pub entries: u64,
+    pub completion_tokens: u64,
+    /// Unix seconds of the oldest and newest entry.
+    pub oldest: i64,
+    pub newest: i64,
+}
+
+/// An open completion cache. Cheap to share behind an `Arc`; one connection per value,
+/// serialised by a mutex (lookups take microseconds).
+pub struct CompletionCache {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for CompletionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompletionCache")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl CompletionCache {
+    /// Open (creating if needed, with its parent directories) the cache at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<CompletionCache, CacheError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| CacheError::Open {
+                path: path.clone(),
+                detail: format!("cannot create directory {}: {e}", parent.display()),
+            })?;
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| CacheError::Open {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        let cache = CompletionCache {
+            path,
+            conn: Mutex::new(conn),
+        };
+        cache.init()?;
+        Ok(cache)
+    }
+
+    /// Open only if the file exists (for `hrl cache stats|clear`), without creating it.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Option<CompletionCache>, CacheError> {
+        if path.as_ref().exists() {
+            Self::open(path).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql_err(&self, what: &str, e: impl std::fmt::Display) -> CacheError {
+        CacheError::Sql {
+            path: self.path.clone(),
+            detail: format!("{what}: {e}"),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave the connection half-updated
+        // (every write is one transaction), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn init(&self) -> Result<(), CacheError> {
+        let conn = self.lock();
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.sql_err("setting busy timeout", e))?;
+        // journal_mode returns a row; a file that is not a database fails here.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| self.sql_err("not a usable SQLite database", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(self.sql_err("enabling WAL", format!("journal mode is {mode}")));
+        }
+        conn.execute_batch(
+            "PRAGMA synchronous=NORMAL;
+             PRAGMA cache_size=-32768;
+             PRAGMA mmap_size=268435456;
+             CREATE TABLE IF NOT EXISTS meta (
+                 name  TEXT PRIMARY KEY,
+                 value TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS completions (
+                 key        BLOB PRIMARY KEY,
+                 model_id   TEXT NOT NULL,
+                 request    TEXT NOT NULL,
+                 completion TEXT NOT NULL,
+                 completion_tokens INTEGER NOT NULL,
+                 created_at INTEGER NOT NULL
+             ) WITHOUT ROWID;
+             CREATE INDEX IF NOT EXISTS completions_model ON completions(model_id);",
+        )
+        .map_err(|e| self.sql_err("creating tables", e))?;
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(name, value) VALUES ('format', ?1)",
+            params![CACHE_FORMAT.to_string()],
+        )
+        .map_err(|e| self.sql_err("writing format", e))?;
+        let found: String = conn
+            .query_row("SELECT value FROM meta WHERE name = 'format'", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.sql_err("reading format", e))?;
+        if found != CACHE_FORMAT.to_string() {
+            return Err(CacheError::Format {
+                path: self.path.clone(),
+                found,
+                expected: CACHE_FORMAT,
+            });
+        }
+        Ok(())
+    }
+
+    /// Look up many keys in one read transaction. `None` for a miss or for a row that
+    /// no longer decodes (it will be overwritten by the next `put`).
+    pub fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Completion>>, CacheError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction()
+            .map_err(|e| self.sql_err("begin read", e))?;
+        let mut out = Vec::with_capacity(keys.len());
+        {
+            let mut stmt = tx
+                .prepare_cached("SELECT completion FROM completions WHERE key = ?1")
+                .map_err(|e| self.sql_err("prepare lookup", e))?;
+            for key in keys {
+                let row: Option<String> = stmt
+                    .query_row(params![&key.0[..]], |r| r.get(0))
+                    .optional()
+                    .map_err(|e| self.sql_err("lookup", e))?;
+                out.push(row.and_then(|json| serde_json::from_str::<Completion>(&json).ok()));
+            }
+        }
+        tx.commit().map_err(|e| self.sql_err("end read", e))?;
+        Ok(out)
+    }
+
+    pub fn get(&self, key: &CacheKey) -> Result<Option<Completion>, CacheError> {
+        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
+    }
+
+    /// Store completions in one write transaction.
+    pub fn put_many(
+        &self,
+        model_id: &str,
+        entries: &[(CacheKey, &Request, &Completion)],
+    ) -> Result<(), CacheError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.sql_err("begin write", e))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO completions
+                     (key, model_id, request, completion, completion_tokens, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(|e| self.sql_err("prepare insert", e))?;
+            for (key, request, completion) in entries {
+                let mut stored = (*completion).clone();
+                stored.cached = false;
+                let request_json = serde_json::to_string(request)
+                    .map_err(|e| self.sql_err("encoding request", e))?;
+                let completion_json = serde_json::to_string(&stored)
+                    .map_err(|e| self.sql_err("encoding completion", e))?;
+                stmt.execute(params![
+                    &key.0[..],
+                    model_id,
+                    request_json,
+                    completion_json,
+                    stored.usage.completion_tokens as i64,
+                    now
+                ])
+                .map_err(|e| self.sql_err("insert", e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.sql_err("commit", e))
+    }
+
+    pub fn put(
+        &self,
+        model_id: &str,
+        key: CacheKey,
+        request: &Request,
+        completion: &Completion,
+    ) -> Result<(), CacheError> {
+        self.put_many(model_id, &[(key, request, completion)])
+    }
+
+    /// Entry counts per model and the file size.
+    pub fn stats(&self) -> Result<CacheStats, CacheError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT model_id, COUNT(*), SUM(completion_tokens), MIN(created_at), MAX(created_at)
+                 FROM completions GROUP BY model_id ORDER BY model_id",
+            )
+            .map_err(|e| self.sql_err("prepare stats", e))?;
+        let models = stmt
+            .query_map([], |r| {
+                Ok(ModelStats {
+                    model_id: r.get(0)?,
+                    entries: r.get::<_, i64>(1)? as u64,
+                    completion_tokens: r.get::<_, Option<i64>>(2)?.unwrap_or(0) as u64,
+                    oldest: r.get(3)?,
+                    newest: r.get(4)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.sql_err("stats", e))?;
+        let entries = models.iter().map(|m| m.entries).sum();
+        let mut bytes = 0;
+        for suffix in ["", "-wal"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            bytes += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        }
+        Ok(CacheStats {
+            path: self.path.clone(),
+            entries,
+            bytes,
+            models,
+        })
+    }
+
+    /// Delete the entries of one model (`Some(model_id)`) or all entries (`None`).
+    /// Returns how many were deleted. Space is returned to the file system.
+    pub fn clear(&self, model_id: Option<&str>) -> Result<u64, CacheError> {
+        let conn = self.lock();
+        let n = match model_id {
+            Some(m) => conn.execute("DELETE FROM completions WHERE model_id = ?1", params![m]),
+            None => conn.execute("DELETE FROM completions", []),
+        }
+        .map_err(|e| self.sql_err("delete", e))?;
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+            .map_err(|e| self.sql_err("vacuum", e))?;
+        Ok(n as u64)
+    }
+}
+
+/// Hit/miss counts of one [`CachedExecutor`] (this process only).
+#[derive(Debug, Default)]
+pub struct CacheCounters {
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+    /// Cache reads or writes that failed (the completion was still returned).
+    pub errors: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+impl CacheCounters {
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+    pub fn misses(&self) -> u64 {
+        self.misses.load(Ordering::Relaxed)
+    }
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+    /// The most recent cache failure, if any.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+    fn record_error(&self, e: CacheError) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+    }
+}
+
+/// Wraps any executor with the persistent cache. Hits are returned with
+/// `cached: true` and the usage and timings of the original run; misses go to the
+/// inner executor in one `complete_batch` call (identical requests in one batch are
+/// computed once), and their successful completions are stored.
+pub struct CachedExecutor {
+    inner: Arc<dyn Executor>,
+    cache: Arc<CompletionCache>,
+    counters: CacheCounters,
+}
+
+impl CachedExecutor {
+    pub fn new(inner: Arc<dyn Executor>, cache: Arc<CompletionCache>) -> CachedExecutor {
+        CachedExecutor {
+            inner,
+            cache,
+            counters: CacheCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> &CacheCounters {
+        &self.counters
+    }
+
+    pub fn cache(&self) -> &Arc<CompletionCache> {
+        &self.cache
+    }
+
+    pub fn inner(&self) -> &Arc<dyn Executor> {
+        &self.inner
+    }
+}
+
+impl Executor for CachedExecutor {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+        let model_id = self.inner.model_id();
+        let keys: Vec<CacheKey> = requests
+            .iter()
+            .map(|r| CacheKey::new(model_id, r))
+            .collect();
+        let found = match self.cache.get_many(&keys) {
+            Ok(found) => found,
+            Err(e) => {
+                self.counters.record_error(e);
+                vec![None; keys.len()]
+            }
+        };
+
+        let mut out: Vec<Option<Result<Completion, ExecutorError>>> =
+            Vec::with_capacity(requests.len());
+        // Distinct missing keys, in first-seen order, and every position waiting on each.
+        let mut miss_index: HashMap<CacheKey, usize> = HashMap::new();
+        let mut miss_requests: Vec<Request> = Vec::new();
+        let mut miss_keys: Vec<CacheKey> = Vec::new();
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        for (i, hit) in found.into_iter().enumerate() {
+            match hit {
+                Some(mut c) => {
+                    c.cached = true;
+                    out.push(Some(Ok(c)));
+                }
+                None => {
+                    let slot = *miss_index.entry(keys[i]).or_insert_with(|| {
+                        miss_requests.push(requests[i].clone());
+                        miss_keys.push(keys[i]);
+                        miss_requests.len() - 1
+                    });
+                    waiting.push((i, slot));
+                    out.push(None);
+                }
+            }
+        }
+        let hits = (requests.len() - waiting.len()) as u64;
+        self.counters.hits.fetch_add(hits, Ordering::Relaxed);
+        self.counters
+            .misses
+            .fetch_add(miss_requests.len() as u64, Ordering::Relaxed);
+
+        if !miss_requests.is_empty() {
+            let mut results = self.inner.complete_batch(&miss_requests);
+            if results.len() != miss_requests.len() {
+                let msg = format!(
+                    "executor returned {} results for {} requests",
+                    results.len(),
+                    miss_requests.len()
+                );
+                results.resize_with(miss_requests.len(), || {
+                    Err(ExecutorError::Model(msg.clone()))
+                });
+            }
+            let to_store: Vec<(CacheKey, &Request, &Completion)> = results
+                .iter()
+                .zip(&miss_requests)
+                .zip(&miss_keys)
+                .filter_map(|((r, req), k)| r.as_ref().ok().map(|c| (*k, req, c)))
+                .collect();
+            if let Err(e) = self.cache.put_many(model_id, &to_store) {
+                self.counters.record_error(e);
+            }
+            // Positions sharing a key get the same completion; the first gets the
+            // original result, later ones a copy (an error is copied by its message).
+            let mut results: Vec<Option<Result<Completion, ExecutorError>>> =
+                results.into_iter().map(Some).collect();
+            let mut error_msgs: HashMap<usize, String> = HashMap::new();
+            let mut copies: Vec<Option<Completion>> = vec![None; miss_requests.len()];
+            for (i, slot) in waiting {
+                let res = if let Some(r) = results[slot].take() {
+                    match &r {
+                        Ok(c) => copies[slot] = Some(c.clone()),
+                        Err(e) => {
+                            error_msgs.insert(slot, e.to_string());
+                        }
+                    }
+                    r
+                } else if let Some(c) = &copies[slot] {
+                    Ok(c.clone())
+                } else {
+                    Err(ExecutorError::Model(
+                        error_msgs.get(&slot).cloned().unwrap_or_default(),
+                    ))
+                };
+                out[i] = Some(res);
+            }
+        }
+        out.into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(ExecutorError::Cache("request left unanswered".into())))
+            })
+            .collect()
+    }
+}
