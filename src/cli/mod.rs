@@ -1,13 +1,13 @@
 //! Subcommand implementations for the `hrl` binary: argument structs and the glue
 //! that calls the library. No domain logic lives here.
 
-pub mod lcb;
-pub mod sandbox;
 pub mod cache;
 pub mod endpoint;
 #[cfg(feature = "llama")]
 pub mod generate;
+pub mod lcb;
 pub mod models;
+pub mod sandbox;
 #[cfg(feature = "llama")]
 pub mod serve;
 pub mod tasks;
@@ -17,8 +17,8 @@ use std::io;
 use harness_rl::executor::ExecutorError;
 use harness_rl::families::FamilyError;
 use harness_rl::lcb::LcbError;
-use harness_rl::sandbox::SandboxError;
 use harness_rl::models::ModelError;
+use harness_rl::sandbox::SandboxError;
 use harness_rl::serve::ServeError;
 
 /// An invalid request detected by the binary itself (exit code 2).

@@ -148,8 +148,9 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
     };
     let mut out = BufWriter::new(sink);
     for f in fams {
+        let stream = families::InstanceStream::new(f, level, a.seed);
         for i in 0..a.n {
-            let inst = families::generate(f, level, a.seed, i);
+            let inst = stream.instance(i);
             serde_json::to_writer(&mut out, &inst)?;
             out.write_all(b"\n")?;
         }

@@ -1,9 +1,10 @@
 //! Procedurally seeded task families with strict, independent verifiers.
 //!
 //! A [`Family`] is a generator plus a verifier. Each instance is drawn from its own
-//! ChaCha20 stream derived from `(family name, family version, level, seed, index)`
-//! through SHA-256 (see [`instance_rng`]), so no two instances share randomness and
-//! neighbouring seeds never produce shifted copies of each other's streams.
+//! ChaCha20 stream: the key is SHA-256 of `(family name, family version, level, seed)`
+//! and the stream number is the index (see [`InstanceStream`]), so no two instances
+//! share randomness and neighbouring seeds never produce shifted copies of each
+//! other's streams.
 //!
 //! Scoring is strict: the model's final answer is the content of the *last*
 //! `<answer>...</answer>` pair ([`extract_answer`]); a response without one scores 0
@@ -192,51 +193,82 @@ pub fn get(name: &str) -> Result<&'static dyn Family, FamilyError> {
         .ok_or_else(|| FamilyError::UnknownFamily(name.to_string()))
 }
 
-/// The 32-byte ChaCha20 key of one instance: SHA-256 over a domain tag and every
-/// coordinate, each length-prefixed, so that `(seed, index + 1)` and `(seed + 1, index)`
-/// (or any other pair of coordinates) never share a stream.
-pub fn instance_key(family: &str, version: u32, level: Level, seed: u64, index: u64) -> [u8; 32] {
+/// The 32-byte ChaCha20 key of one `(family, version, level, seed)` stream: SHA-256
+/// over a domain tag and every coordinate, each length-prefixed, so that no two
+/// seeds, levels, versions or families share a key.
+pub fn seed_key(family: &str, version: u32, level: Level, seed: u64) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"harness-rl/instance/v1\0");
+    h.update(b"harness-rl/instance/v2\0");
     h.update((family.len() as u64).to_le_bytes());
     h.update(family.as_bytes());
     h.update(version.to_le_bytes());
     h.update([level.get()]);
     h.update(seed.to_le_bytes());
-    h.update(index.to_le_bytes());
     h.finalize().into()
 }
 
-/// The RNG for one instance (see [`instance_key`]).
-pub fn instance_rng(family: &dyn Family, level: Level, seed: u64, index: u64) -> ChaCha20Rng {
-    ChaCha20Rng::from_seed(instance_key(
-        family.name(),
-        family.version(),
-        level,
-        seed,
-        index,
-    ))
+/// Instances of one `(family, level, seed)`: the key is hashed once, and instance
+/// `index` reads ChaCha20 stream number `index` under that key. Distinct stream numbers
+/// under one key, and distinct keys, give independent keystreams, so instance `i` of
+/// seed `s` shares no randomness with instance `i + 1` of seed `s - 1` (the overlap the
+/// Python reasoning-gym has) or with any other instance.
+#[derive(Clone)]
+pub struct InstanceStream {
+    family: &'static dyn Family,
+    level: Level,
+    seed: u64,
+    key: [u8; 32],
 }
 
-/// Generate instance `index` of `(family, seed, level)`.
-pub fn generate(family: &dyn Family, level: Level, seed: u64, index: u64) -> Instance {
-    let mut rng = instance_rng(family, level, seed, index);
-    let g = family.generate(&mut rng, level);
-    Instance {
-        id: format!("{}/L{}/s{}/i{}", family.name(), level.get(), seed, index),
-        family: family.name().to_string(),
-        level: level.get(),
-        seed,
-        index,
-        question: g.question,
-        answer: g.answer,
-        metadata: g.metadata,
+impl InstanceStream {
+    pub fn new(family: &'static dyn Family, level: Level, seed: u64) -> Self {
+        let key = seed_key(family.name(), family.version(), level, seed);
+        InstanceStream {
+            family,
+            level,
+            seed,
+            key,
+        }
     }
+
+    /// The RNG of instance `index`.
+    pub fn rng(&self, index: u64) -> ChaCha20Rng {
+        let mut rng = ChaCha20Rng::from_seed(self.key);
+        rng.set_stream(index);
+        rng
+    }
+
+    /// Generate instance `index`.
+    pub fn instance(&self, index: u64) -> Instance {
+        let f = self.family;
+        let g = f.generate(&mut self.rng(index), self.level);
+        Instance {
+            id: format!(
+                "{}/L{}/s{}/i{}",
+                f.name(),
+                self.level.get(),
+                self.seed,
+                index
+            ),
+            family: f.name().to_string(),
+            level: self.level.get(),
+            seed: self.seed,
+            index,
+            question: g.question,
+            answer: g.answer,
+            metadata: g.metadata,
+        }
+    }
+}
+
+/// Generate instance `index` of `(family, seed, level)` (see [`InstanceStream`]).
+pub fn generate(family: &'static dyn Family, level: Level, seed: u64, index: u64) -> Instance {
+    InstanceStream::new(family, level, seed).instance(index)
 }
 
 /// Generate `n` consecutive instances starting at index 0.
 pub fn generate_many(
-    family: &dyn Family,
+    family: &'static dyn Family,
     level: Level,
     seed: u64,
     n: u64,
@@ -244,7 +276,8 @@ pub fn generate_many(
     if n == 0 {
         return Err(FamilyError::ZeroCount);
     }
-    Ok((0..n).map(|i| generate(family, level, seed, i)).collect())
+    let stream = InstanceStream::new(family, level, seed);
+    Ok((0..n).map(|i| stream.instance(i)).collect())
 }
 
 /// The sentence every question ends with, so the answer convention is stated the same

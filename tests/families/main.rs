@@ -230,14 +230,25 @@ fn generation_is_deterministic_and_seeds_do_not_overlap() {
 }
 
 #[test]
-fn instance_keys_differ_for_shifted_coordinates() {
+fn instance_streams_differ_for_shifted_coordinates() {
+    use rand::RngCore;
     let l = Level::new(1).unwrap();
-    let k = |s, i| families::instance_key("gcd", 1, l, s, i);
-    assert_ne!(k(5, 1), k(6, 0));
-    assert_ne!(k(0, 1), k(1, 0));
+    let gcd = families::get("gcd").unwrap();
+    let first = |s, i| {
+        let mut r = families::InstanceStream::new(gcd, l, s).rng(i);
+        (r.next_u64(), r.next_u64())
+    };
+    assert_ne!(first(5, 1), first(6, 0));
+    assert_ne!(first(0, 1), first(1, 0));
+    assert_ne!(first(0, 0), first(0, 1));
+    assert_eq!(first(3, 4), first(3, 4));
     assert_ne!(
-        families::instance_key("ab", 1, l, 0, 0),
-        families::instance_key("a", 1, l, 0, 0)
+        families::seed_key("ab", 1, l, 0),
+        families::seed_key("a", 1, l, 0)
+    );
+    assert_ne!(
+        families::seed_key("a", 1, l, 0),
+        families::seed_key("a", 2, l, 0)
     );
 }
 
