@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Side-by-side generation throughput: our llama.cpp executor (`hrl bench-llama`) against
 # a reference that drives llama.cpp's C API directly the way `llama-batched-bench` does
 # (scripts/llama_batched_bench.cpp; the crate's vendored llama.cpp ships without the
@@ -41,15 +42,18 @@ ours_kvu=()
 mkdir -p "$(dirname "$OUT")"
 : > "$OUT"
 peak_kb() { grep -E '^VmHWM' "/proc/$1/status" 2>/dev/null | awk '{print $2}'; }
-# Run a command, sampling its VmHWM until it exits; prints the peak in kB on fd 3.
+# run_peak PEAKFILE OUTFILE CMD...: run CMD (stdout to OUTFILE), sampling its VmHWM
+# until it exits; writes the peak in kB to PEAKFILE.
 run_peak() {
-  "$@" & local pid=$! peak=0 p
+  local peakfile=$1 outfile=$2; shift 2
+  "$@" > "$outfile" 2>/dev/null & local pid=$! peak=0 p
   while kill -0 "$pid" 2>/dev/null; do
-    p=$(peak_kb "$pid"); [ -n "$p" ] && [ "$p" -gt "$peak" ] && peak=$p
+    p=$(peak_kb "$pid" || true)
+    if [ -n "$p" ] && [ "$p" -gt "$peak" ]; then peak=$p; fi
     sleep 0.05
   done
   wait "$pid"
-  echo "$peak" >&3
+  echo "$peak" > "$peakfile"
 }
 
 for model in "${MODELS[@]}"; do
@@ -57,15 +61,17 @@ for model in "${MODELS[@]}"; do
   [ -f "$path" ] || $HRL models fetch "$model" -q
   for npl in $NPL; do
     per_seq=$(( NPP + NTG + 16 )); ctx=$(( npl * per_seq ))
+    tmp=target/bench-llama/tmp; mkdir -p "$tmp"
     # ours
-    ours=$( { run_peak $HRL bench-llama --model "$model" --threads "$THREADS" --npp "$NPP" --ntg "$NTG" \
-              --npl "$npl" --n-parallel "$npl" --ctx-per-seq "$per_seq" --reps "$REPS" "${ours_kvu[@]}" 3>&2 2>/dev/null; } 3>&1 1>/tmp/hrl-bench-ours.$$ )
-    ours_json=$(cat /tmp/hrl-bench-ours.$$)
-    # llama.cpp's own
-    theirs_peak=$( { run_peak "$REF" -m "$path" -c "$ctx" -b 512 \
-              -npp "$NPP" -ntg "$NTG" -npl "$npl" -t "$THREADS" -kvu "$KVU" \
-              3>&2 2>/dev/null; } 3>&1 1>/tmp/hrl-bench-theirs.$$ )
-    theirs_json=$(grep '^{' /tmp/hrl-bench-theirs.$$ | tail -1)
+    run_peak "$tmp/ours.peak" "$tmp/ours.out" $HRL bench-llama --model "$model" --threads "$THREADS" \
+      --npp "$NPP" --ntg "$NTG" --npl "$npl" --n-parallel "$npl" --ctx-per-seq "$per_seq" \
+      --reps "$REPS" "${ours_kvu[@]}"
+    # llama.cpp through its C API, same libraries
+    run_peak "$tmp/ref.peak" "$tmp/ref.out" "$REF" -m "$path" -c "$ctx" -b 512 \
+      -npp "$NPP" -ntg "$NTG" -npl "$npl" -t "$THREADS" -kvu "$KVU"
+    ours=$(cat "$tmp/ours.peak"); theirs_peak=$(cat "$tmp/ref.peak")
+    ours_json=$(grep '^{' "$tmp/ours.out" | tail -1)
+    theirs_json=$(grep '^{' "$tmp/ref.out" | tail -1)
     python3 - "$model" "$npl" "$THREADS" "$ours" "$theirs_peak" "$ours_json" "$theirs_json" >> "$OUT" <<'PY'
 import json, sys
 model, npl, threads, ours_peak, theirs_peak, ours, theirs = sys.argv[1:]
@@ -83,5 +89,4 @@ PY
     tail -1 "$OUT" >&2
   done
 done
-rm -f /tmp/hrl-bench-ours.$$ /tmp/hrl-bench-theirs.$$
 echo "results in $OUT" >&2
