@@ -480,7 +480,7 @@ fn worker_main(
     };
     let _ = ready.send(Ok((template.clone(), name.to_string())));
     let mut w = Worker {
-        model: &*model,
+        model: &model,
         ctx,
         template,
         slots: (0..opts.n_parallel).map(|_| None).collect(),
@@ -488,8 +488,9 @@ fn worker_main(
         stats,
     };
     w.run(rx);
+    // The context (in `w`) goes before the model; llama.cpp frees LoRA adapters with
+    // their model.
     drop(w);
-    drop(adapter);
 }
 
 impl Worker<'_> {
