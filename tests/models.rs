@@ -202,6 +202,16 @@ fn generate_names_the_install_command_and_rejects_bad_files() {
         .assert()
         .code(2)
         .stderr(contains("does not exist"));
+    // A damaged install (size changed since it was verified) names the repair.
+    std::fs::create_dir_all(home.path().join("models")).unwrap();
+    std::fs::write(home.path().join("models/smollm2-135m.gguf"), b"GGUF").unwrap();
+    hrl(home.path())
+        .args(["generate", "--model", "smollm2-135m", "--prompt", "hi"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "reinstall it with `hrl models fetch smollm2-135m`",
+        ));
     // A malformed prompt file is named with its line before anything loads.
     let prompts = home.path().join("p.jsonl");
     std::fs::write(&prompts, "{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n").unwrap();
