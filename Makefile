@@ -9,7 +9,7 @@ CARGO_FLAGS ?= --release
 HRL := target/release/hrl
 APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip
 
-.PHONY: all deps build test demo bench lint clean
+.PHONY: all deps build models test demo bench bench-llama lint clean
 
 all: build
 
@@ -28,8 +28,12 @@ deps:
 build: deps
 	$(CARGO) build $(CARGO_FLAGS)
 
-test: build
+test: build models
 	$(CARGO) test $(CARGO_FLAGS)
+
+# The default executor model (SmolLM2-135M) into $HRL_HOME/models; idempotent.
+models: build
+	$(HRL) models fetch smollm2-135m --quiet
 
 demo: build
 	@mkdir -p runs/demo
@@ -37,6 +41,8 @@ demo: build
 	$(HRL) tasks gen all --n 3 --seed 0 --level 1 --out runs/demo/instances.jsonl
 	@python3 -c 'import json,sys; [print(json.dumps({**json.loads(l), "response": "<answer>" + json.loads(l)["answer"] + "</answer>"})) for l in open("runs/demo/instances.jsonl")]' > runs/demo/gold_responses.jsonl
 	$(HRL) tasks score runs/demo/gold_responses.jsonl > runs/demo/scored.jsonl
+	$(HRL) models fetch smollm2-135m --quiet
+	$(HRL) generate --model smollm2-135m --system "Answer briefly." --prompt "What is 7 times 6?" --max-tokens 48 --json > runs/demo/generate.jsonl
 	@echo "demo outputs in runs/demo/"
 
 bench: build
@@ -44,6 +50,11 @@ bench: build
 	$(CARGO) bench --bench lcb
 	$(CARGO) bench --bench cache
 	$(CARGO) bench --bench serve
+
+# Executor throughput side by side with llama.cpp's C API on the same build.
+bench-llama: build models
+	$(HRL) models fetch qwen2.5-coder-0.5b --quiet
+	scripts/bench_llama.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

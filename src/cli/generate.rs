@@ -42,6 +42,10 @@ pub struct ModelArgs {
     /// Compute every prompt in full instead of reusing shared prefixes.
     #[arg(long)]
     pub no_prefix_reuse: bool,
+    /// One KV buffer for all sequences (stores shared prefixes once; batched greedy
+    /// output may then differ from single runs).
+    #[arg(long)]
+    pub kv_unified: bool,
 }
 
 impl ModelArgs {
@@ -55,6 +59,7 @@ impl ModelArgs {
         opts.lora = self.lora.clone();
         opts.lora_scale = self.lora_scale;
         opts.prefix_reuse = !self.no_prefix_reuse;
+        opts.kv_unified = self.kv_unified;
         if let Some(l) = &self.lora
             && !l.is_file()
         {

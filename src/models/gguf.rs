@@ -296,3 +296,103 @@ pub fn check(path: &Path) -> Result<GgufInfo, GgufError> {
     }
     Ok(info)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(out: &mut Vec<u8>, v: &str) {
+        out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+        out.extend_from_slice(v.as_bytes());
+    }
+
+    /// A minimal GGUF v3: three metadata keys (one an array of strings) and two F32
+    /// tensors of 4 and 6 elements, data aligned to 32 bytes.
+    fn tiny() -> Vec<u8> {
+        let mut b = b"GGUF".to_vec();
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&2u64.to_le_bytes()); // tensors
+        b.extend_from_slice(&3u64.to_le_bytes()); // kv
+        s(&mut b, "general.architecture");
+        b.extend_from_slice(&8u32.to_le_bytes());
+        s(&mut b, "llama");
+        s(&mut b, "tokenizer.ggml.tokens");
+        b.extend_from_slice(&9u32.to_le_bytes());
+        b.extend_from_slice(&8u32.to_le_bytes());
+        b.extend_from_slice(&2u64.to_le_bytes());
+        s(&mut b, "a");
+        s(&mut b, "b");
+        s(&mut b, "general.alignment");
+        b.extend_from_slice(&4u32.to_le_bytes());
+        b.extend_from_slice(&32u32.to_le_bytes());
+        for (name, n, off) in [("t0", 4u64, 0u64), ("t1", 6, 32)] {
+            s(&mut b, name);
+            b.extend_from_slice(&1u32.to_le_bytes());
+            b.extend_from_slice(&n.to_le_bytes());
+            b.extend_from_slice(&0u32.to_le_bytes()); // F32
+            b.extend_from_slice(&off.to_le_bytes());
+        }
+        while b.len() % 32 != 0 {
+            b.push(0);
+        }
+        b.extend_from_slice(&[0u8; 32 + 24]);
+        b
+    }
+
+    fn check_bytes(bytes: &[u8]) -> Result<GgufInfo, GgufError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.gguf");
+        std::fs::write(&p, bytes).unwrap();
+        check(&p)
+    }
+
+    #[test]
+    fn accepts_a_well_formed_file() {
+        let b = tiny();
+        let info = check_bytes(&b).unwrap();
+        assert_eq!(info.version, 3);
+        assert_eq!(info.n_tensors, 2);
+        assert_eq!(info.architecture.as_deref(), Some("llama"));
+        assert_eq!(info.alignment, 32);
+        assert_eq!(info.data_offset % 32, 0);
+        assert_eq!(info.data_bytes, 32 + 24);
+        assert_eq!(info.data_offset + info.data_bytes, b.len() as u64);
+    }
+
+    #[test]
+    fn rejects_truncation_garbage_and_bad_headers() {
+        let b = tiny();
+        // One byte short of the last tensor.
+        let e = check_bytes(&b[..b.len() - 1]).unwrap_err();
+        assert!(e.to_string().contains("tensor \"t1\""), "{e}");
+        // Cut inside the metadata.
+        let e = check_bytes(&b[..40]).unwrap_err();
+        assert!(matches!(e, GgufError::Corrupt { .. }), "{e}");
+        let e = check_bytes(b"GGML0000").unwrap_err();
+        assert!(matches!(e, GgufError::NotGguf { .. }), "{e}");
+        let e = check_bytes(b"GG").unwrap_err();
+        assert!(matches!(e, GgufError::NotGguf { .. }), "{e}");
+        let mut v = b.clone();
+        v[4] = 9;
+        assert!(matches!(
+            check_bytes(&v).unwrap_err(),
+            GgufError::Version { version: 9, .. }
+        ));
+        // An absurd tensor count is refused before anything is allocated.
+        let mut v = b.clone();
+        v[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            check_bytes(&v).unwrap_err(),
+            GgufError::Corrupt { .. }
+        ));
+        // An unknown metadata value type.
+        let mut v = b.clone();
+        let at = 24 + 8 + "general.architecture".len();
+        v[at..at + 4].copy_from_slice(&77u32.to_le_bytes());
+        let e = check_bytes(&v).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown metadata value type 77"),
+            "{e}"
+        );
+    }
+}

@@ -96,6 +96,15 @@ pub enum ModelError {
     Unknown(String),
     #[error("model {name:?} is not installed; install it with `hrl models fetch {name}`")]
     NotInstalled { name: String },
+    #[error(
+        "installed model {name} at {path} has {size} bytes, {expected} expected; reinstall it with `hrl models fetch {name}`"
+    )]
+    Damaged {
+        name: String,
+        path: PathBuf,
+        size: u64,
+        expected: u64,
+    },
     #[error("model file {0} does not exist")]
     MissingFile(PathBuf),
     #[error(transparent)]
@@ -208,7 +217,18 @@ pub fn resolve(spec: &str) -> Result<ResolvedModel, ModelError> {
                 name: k.name.to_string(),
             });
         }
-        (k.path(), Some(k))
+        let path = k.path();
+        // Installed files were verified by hash; a changed size means damage since.
+        let size = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if size != k.size {
+            return Err(ModelError::Damaged {
+                name: k.name.to_string(),
+                path,
+                size,
+                expected: k.size,
+            });
+        }
+        (path, Some(k))
     } else if looks_like_path {
         let p = PathBuf::from(spec);
         if !p.is_file() {

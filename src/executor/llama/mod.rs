@@ -1,7 +1,7 @@
 //! The llama.cpp executor: a GGUF model run in-process through `llama-cpp-2`.
 //!
 //! One worker thread owns the model and one llama.cpp context with `n_parallel`
-//! sequence slots and a unified KV cache. Callers (any number of threads) send batches
+//! sequence slots (one KV stream each by default, see [`LlamaOptions::kv_unified`]). Callers (any number of threads) send batches
 //! of requests to it; the worker runs **continuous batching**: every decode step packs
 //! one token for each generating sequence plus prompt chunks of newly admitted ones,
 //! sequences finish independently (end-of-generation, stop string, max tokens, context),
@@ -9,9 +9,9 @@
 //! whichever caller sent it.
 //!
 //! **Shared-prefix reuse**: when a request is admitted, its prompt tokens are compared
-//! with the prompts of the live sequences; if one shares a prefix, the prefix's KV cells
-//! are copied (`llama_memory_seq_cp`, which in a unified cache only tags the same cells
-//! with another sequence id) and only the suffix is computed. A request that shares a
+//! with the prompts of the live sequences; if one shares a prefix, the prefix's KV is
+//! copied (`llama_memory_seq_cp`: a buffer copy between streams, or in a unified cache
+//! only another sequence id on the same cells) and only the suffix is computed. A request that shares a
 //! prefix with a sequence whose prompt is still being computed waits for those
 //! positions instead of computing them again. Usage reports the reused tokens as
 //! `cached_prompt_tokens`.
@@ -48,7 +48,7 @@ pub struct LlamaOptions {
     pub model: PathBuf,
     /// Sequences decoded together (slots). Requests beyond this wait for a free slot.
     pub n_parallel: u32,
-    /// Context tokens per sequence (prompt + generation). The unified KV cache holds
+    /// Context tokens per sequence (prompt + generation). The KV cache holds
     /// `n_parallel * n_ctx_per_seq` cells.
     pub n_ctx_per_seq: u32,
     /// Largest number of tokens per decode call.
@@ -62,6 +62,13 @@ pub struct LlamaOptions {
     pub lora_scale: f32,
     /// Reuse the KV of prompt prefixes shared with live sequences.
     pub prefix_reuse: bool,
+    /// One KV buffer shared by all sequences: a shared prefix is then stored once (its
+    /// cells carry several sequence ids) instead of copied, but attention runs over the
+    /// whole buffer, which changes floating-point sums with the batch's make-up and
+    /// flips greedy tokens (measured: docs/PERFORMANCE.md). Default `false`: one stream
+    /// of `n_ctx_per_seq` cells per sequence, and batched greedy output equals single
+    /// runs.
+    pub kv_unified: bool,
     /// Shortest shared prefix (tokens) worth copying.
     pub min_shared_prefix: u32,
     /// A known sha256 of the model file (skips hashing it at load). Known models
@@ -82,6 +89,7 @@ impl Default for LlamaOptions {
             lora: None,
             lora_scale: 1.0,
             prefix_reuse: true,
+            kv_unified: false,
             min_shared_prefix: 4,
             model_sha256: None,
         }
@@ -167,7 +175,7 @@ fn backend() -> Result<&'static LlamaBackend, ExecutorError> {
     BACKEND
         .get_or_init(|| {
             let mut b = LlamaBackend::init().map_err(|e| e.to_string())?;
-            if std::env::var("HRL_LLAMA_LOG").map_or(true, |v| v != "1") {
+            if std::env::var("HRL_LLAMA_LOG").as_deref() != Ok("1") {
                 b.void_logs();
             }
             Ok(b)
@@ -442,7 +450,7 @@ fn worker_main(
         .with_n_seq_max(opts.n_parallel)
         .with_n_threads(n_threads as i32)
         .with_n_threads_batch(n_threads as i32)
-        .with_kv_unified(true);
+        .with_kv_unified(opts.kv_unified);
     let mut ctx = match model.new_context(backend, params) {
         Ok(c) => c,
         Err(e) => {
@@ -472,7 +480,7 @@ fn worker_main(
     };
     let _ = ready.send(Ok((template.clone(), name.to_string())));
     let mut w = Worker {
-        model: &*model,
+        model: &model,
         ctx,
         template,
         slots: (0..opts.n_parallel).map(|_| None).collect(),
@@ -480,8 +488,9 @@ fn worker_main(
         stats,
     };
     w.run(rx);
+    // The context (in `w`) goes before the model; llama.cpp frees LoRA adapters with
+    // their model.
     drop(w);
-    drop(adapter);
 }
 
 impl Worker<'_> {
@@ -641,12 +650,21 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// Give sequence `seq` the KV of the first `len` positions of `donor`'s sequence.
     fn copy_prefix(&mut self, donor: usize, seq: i32, len: usize) {
         let src = self.slots[donor].as_ref().map_or(0, |d| d.seq);
         // Positions fit in u32: len < n_ctx_per_seq.
-        let _ = self
-            .ctx
-            .kv_cache_seq_cp(src, seq, Some(0), Some(len as u32));
+        if self.opts.kv_unified {
+            // One buffer: tag the donor's cells with this sequence id too (no copy).
+            let _ = self
+                .ctx
+                .kv_cache_seq_cp(src, seq, Some(0), Some(len as u32));
+        } else {
+            // Separate streams: llama.cpp copies whole streams only (a partial range
+            // aborts), so copy everything and drop this sequence's positions >= len.
+            let _ = self.ctx.kv_cache_seq_cp(src, seq, None, None);
+            let _ = self.ctx.kv_cache_seq_rm(seq, Some(len as u32), None);
+        }
     }
 
     /// One decode step of the continuous batch.
