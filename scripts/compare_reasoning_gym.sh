@@ -41,7 +41,7 @@ if [ "$("$PY" "$HELPER" --version 2>/dev/null || true)" != "$RG_VERSION" ]; then
 fi
 RG_INSTALLED=$("$PY" "$HELPER" --version)
 
-cargo build --release --no-default-features --quiet
+cargo build --release --quiet
 HRL="$ROOT/target/release/hrl"
 
 mapfile -t FAMILIES < <(
