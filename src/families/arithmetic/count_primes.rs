@@ -70,7 +70,8 @@ impl Family for CountPrimes {
         "Count the prime numbers in an inclusive integer interval"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is one more than the interval's width, never the gold.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (smax, wmin, wmax) = PARAMS[level.idx()];
@@ -84,7 +85,7 @@ impl Family for CountPrimes {
         Generated {
             question: format!(
                 "How many prime numbers are there between {start} and {end}, inclusive?\n{}",
-                answer_instruction("as a single integer", "7")
+                answer_instruction("as a single integer", &(end - start + 2).to_string())
             ),
             answer: count.to_string(),
             metadata: metadata(
