@@ -46,6 +46,13 @@ fn score(f: &dyn Family, inst: &Instance, response: &str) -> f64 {
     families::score_response(f, inst, response, ScoreMode::Strict).score
 }
 
+fn proptest_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
 fn level_strategy() -> impl Strategy<Value = Level> {
     (1u8..=5).prop_map(|l| Level::new(l).unwrap())
 }
@@ -127,7 +134,8 @@ fn questions_state_the_answer_convention() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // 48 cases by default; PROPTEST_CASES=N overrides it for longer shake-out runs.
+    #![proptest_config(ProptestConfig { cases: proptest_cases(), ..ProptestConfig::default() })]
 
     /// Gold scores 1; the re-solver agrees; junk and near misses score 0.
     #[test]
