@@ -6,8 +6,10 @@
 //! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
 //! for the code map and the invariants each module keeps.
 
+pub mod error;
 pub mod executor;
 pub mod families;
+pub mod home;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;

@@ -1,7 +1,6 @@
 //! `hrl`: the command-line front end of harness-rl. It parses arguments, dispatches to
-//! the library, draws progress at the edge, and maps errors to exit codes:
-//! 0 success, 1 runtime failure, 2 invalid usage or input (unknown family, level out
-//! of range, bad flag values — clap's own usage errors use 2 as well).
+//! the library, draws progress at the edge, and maps errors to exit codes (the table is
+//! in `src/cli/exit_codes.rs`: 0 success, 1 runtime failure, 2 invalid usage or input).
 
 mod cli;
 
@@ -64,14 +63,15 @@ fn main() -> ExitCode {
         #[cfg(feature = "llama")]
         Command::BenchLlama(a) => cli::generate::bench(a),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            let code = cli::exit_code(&err);
-            if code != 0 {
-                eprintln!("hrl: error: {err:#}");
-            }
-            ExitCode::from(code)
-        }
+    let outcome = match &result {
+        Ok(()) => cli::exit_codes::Outcome::Success,
+        Err(err) => cli::exit_codes::outcome_of(err),
+    };
+    let code = cli::exit_codes::process_exit_code(outcome);
+    if let Err(err) = result
+        && code != cli::exit_codes::SUCCESS
+    {
+        eprintln!("hrl: error: {err:#}");
     }
+    ExitCode::from(code)
 }

@@ -92,6 +92,15 @@ pub enum ServeError {
     Config(String),
 }
 
+impl crate::error::Classify for ServeError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ServeError::NotLoopback(_) | ServeError::Config(_) => crate::error::ErrorKind::Usage,
+            ServeError::Bind { .. } => crate::error::ErrorKind::Runtime,
+        }
+    }
+}
+
 /// Counters of a running server.
 #[derive(Debug, Default)]
 pub struct ServeStats {

@@ -50,6 +50,16 @@ pub enum CacheError {
     },
 }
 
+impl crate::error::Classify for CacheError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            CacheError::Open { .. } | CacheError::Sql { .. } | CacheError::Format { .. } => {
+                crate::error::ErrorKind::Runtime
+            }
+        }
+    }
+}
+
 impl From<CacheError> for ExecutorError {
     fn from(e: CacheError) -> Self {
         ExecutorError::Cache(e.to_string())
@@ -121,21 +131,11 @@ fn sampling_fields(h: &mut Sha256, s: &Sampling) {
 }
 
 /// Where the cache lives unless `--cache PATH` says otherwise:
-/// `$HRL_HOME/cache/completions.sqlite`, with `HRL_HOME` defaulting to
-/// `$XDG_CACHE_HOME/harness-rl` or `~/.cache/harness-rl`.
+/// `$HRL_HOME/cache/completions.sqlite` (see [`crate::home::hrl_home`]).
 pub fn default_cache_path() -> PathBuf {
-    hrl_home().join("cache").join("completions.sqlite")
-}
-
-fn hrl_home() -> PathBuf {
-    if let Some(h) = std::env::var_os("HRL_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(h);
-    }
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(x).join("harness-rl");
-    }
-    let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
-    PathBuf::from(home).join(".cache").join("harness-rl")
+    crate::home::hrl_home()
+        .join("cache")
+        .join("completions.sqlite")
 }
 
 /// Summary of a cache file for `hrl cache stats`.

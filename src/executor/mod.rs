@@ -149,6 +149,19 @@ pub enum ExecutorError {
     InvalidRequest(String),
 }
 
+impl crate::error::Classify for ExecutorError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ExecutorError::InvalidRequest(_) => crate::error::ErrorKind::Usage,
+            ExecutorError::Model(_)
+            | ExecutorError::PromptTooLong { .. }
+            | ExecutorError::Http(_)
+            | ExecutorError::MalformedResponse { .. }
+            | ExecutorError::Cache(_) => crate::error::ErrorKind::Runtime,
+        }
+    }
+}
+
 /// A frozen model that completes requests.
 pub trait Executor: Send + Sync {
     /// A stable identity of the model behind this executor (for a GGUF: its sha256), used

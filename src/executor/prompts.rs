@@ -37,6 +37,23 @@ pub enum PromptFileError {
     Empty { path: PathBuf },
 }
 
+impl crate::error::Classify for PromptFileError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            PromptFileError::Io { source, .. } => {
+                if source.kind() == std::io::ErrorKind::NotFound {
+                    crate::error::ErrorKind::Usage
+                } else {
+                    crate::error::ErrorKind::Runtime
+                }
+            }
+            PromptFileError::Malformed { .. } | PromptFileError::Empty { .. } => {
+                crate::error::ErrorKind::Usage
+            }
+        }
+    }
+}
+
 /// Build a prompt from a user text: chat (with an optional system message) or raw.
 pub fn make_prompt(text: &str, system: Option<&str>, raw: bool) -> Prompt {
     if raw {

@@ -47,6 +47,16 @@ pub enum FamilyError {
     ZeroCount,
 }
 
+impl crate::error::Classify for FamilyError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            FamilyError::UnknownFamily(_)
+            | FamilyError::LevelOutOfRange(_)
+            | FamilyError::ZeroCount => crate::error::ErrorKind::Usage,
+        }
+    }
+}
+
 /// The broad kind of reasoning a family exercises; used to group task-transfer splits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -142,6 +152,44 @@ pub struct Instance {
     pub question: String,
     pub answer: String,
     pub metadata: serde_json::Value,
+}
+
+/// The words every answer instruction starts with (see [`answer_instruction`]).
+const INSTRUCTION_LEAD: &str = "Give your final answer ";
+/// What follows the format description in an answer instruction.
+const INSTRUCTION_TAGS: &str = " inside <answer></answer> tags";
+
+impl Instance {
+    /// Byte offset where the final answer instruction starts (`question.len()` when
+    /// the question has none).
+    fn instruction_start(&self) -> usize {
+        self.question
+            .rfind(INSTRUCTION_LEAD)
+            .unwrap_or(self.question.len())
+    }
+
+    /// The question without its final answer instruction (trailing whitespace
+    /// removed): what a harness shows when it states the answer rule itself.
+    pub fn question_body(&self) -> &str {
+        self.question[..self.instruction_start()].trim_end()
+    }
+
+    /// The answer instruction the question ends with (empty when there is none).
+    pub fn answer_instruction(&self) -> &str {
+        self.question[self.instruction_start()..].trim_end()
+    }
+
+    /// What the answer must look like, as a phrase that completes "Give your final
+    /// answer ...", e.g. `as a single integer`. Empty when the question has no answer
+    /// instruction. Scoring never depends on it: the family's verifier decides.
+    pub fn answer_format(&self) -> &str {
+        let ins = self.answer_instruction();
+        let Some(rest) = ins.strip_prefix(INSTRUCTION_LEAD) else {
+            return "";
+        };
+        rest.find(INSTRUCTION_TAGS)
+            .map_or("", |end| rest[..end].trim())
+    }
 }
 
 /// A task family: a seeded generator and its verifier.
@@ -288,4 +336,47 @@ pub fn answer_instruction(format: &str, example: &str) -> String {
     format!(
         "Give your final answer {format} inside <answer></answer> tags, for example <answer>{example}</answer>."
     )
+}
+
+#[cfg(test)]
+mod answer_format_tests {
+    use super::*;
+
+    #[test]
+    fn every_family_splits_into_body_instruction_and_format() {
+        for fam in registry() {
+            for level in Level::all() {
+                for index in 0..3 {
+                    let inst = generate(*fam, level, 11, index);
+                    let body = inst.question_body();
+                    let ins = inst.answer_instruction();
+                    assert!(!body.is_empty(), "{}: empty body", inst.id);
+                    assert!(
+                        ins.starts_with(INSTRUCTION_LEAD) && ins.contains(INSTRUCTION_TAGS),
+                        "{}: instruction {ins:?}",
+                        inst.id
+                    );
+                    assert!(!body.contains(INSTRUCTION_LEAD), "{}", inst.id);
+                    assert!(inst.question.starts_with(body), "{}", inst.id);
+                    assert!(inst.question.trim_end().ends_with(ins), "{}", inst.id);
+                    let fmt = inst.answer_format();
+                    assert!(
+                        !fmt.is_empty() && !fmt.contains('<'),
+                        "{}: {fmt:?}",
+                        inst.id
+                    );
+                    assert!(ins.contains(fmt), "{}", inst.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_question_without_instruction_is_all_body() {
+        let mut inst = generate(registry()[0], Level::new(1).unwrap(), 0, 0);
+        inst.question = "What is 2 + 2?\n".into();
+        assert_eq!(inst.question_body(), "What is 2 + 2?");
+        assert_eq!(inst.answer_instruction(), "");
+        assert_eq!(inst.answer_format(), "");
+    }
 }

@@ -476,6 +476,19 @@ pub enum PrivateTestsError {
     Json(serde_json::Error),
 }
 
+impl crate::error::Classify for PrivateTestsError {
+    /// Undecodable private tests are a bad input row.
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            PrivateTestsError::NotEncoded { .. }
+            | PrivateTestsError::Zlib(_)
+            | PrivateTestsError::TooLarge(_)
+            | PrivateTestsError::Pickle(_)
+            | PrivateTestsError::Json(_) => crate::error::ErrorKind::Usage,
+        }
+    }
+}
+
 /// Decode `private_test_cases`: plain JSON, else base64 → zlib → pickle → JSON string.
 pub fn decode_private_tests(s: &str, max_bytes: usize) -> Result<Vec<TestCase>, PrivateTestsError> {
     let json_err = match serde_json::from_str::<Vec<TestCase>>(s) {

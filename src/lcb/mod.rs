@@ -66,11 +66,30 @@ pub enum LcbError {
 impl LcbError {
     /// `true` for errors in what the user gave us (files, tags, dates, solutions).
     pub fn is_input_error(&self) -> bool {
+        crate::error::Classify::kind(self) == crate::error::ErrorKind::Usage
+    }
+}
+
+impl crate::error::Classify for LcbError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind::{Runtime, Usage};
         match self {
             // A path the user named that does not exist is their input.
-            LcbError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
-            LcbError::Grading { .. } | LcbError::Sandbox(_) => false,
-            _ => true,
+            LcbError::Io { source, .. } => {
+                if source.kind() == std::io::ErrorKind::NotFound {
+                    Usage
+                } else {
+                    Runtime
+                }
+            }
+            LcbError::Grading { .. } | LcbError::Sandbox(_) => Runtime,
+            LcbError::BadRow(_)
+            | LcbError::NoFiles(_)
+            | LcbError::MissingFile { .. }
+            | LcbError::BadTag(_)
+            | LcbError::BadDate(_)
+            | LcbError::BadSplit(_)
+            | LcbError::BadSolutions(_) => Usage,
         }
     }
 }

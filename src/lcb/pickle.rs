@@ -38,6 +38,24 @@ pub enum PickleError {
     Trailing(usize),
 }
 
+impl crate::error::Classify for PickleError {
+    /// A refused pickle is a bad input row.
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            PickleError::Forbidden { .. }
+            | PickleError::Unknown { .. }
+            | PickleError::Truncated(_)
+            | PickleError::Protocol { .. }
+            | PickleError::Utf8(_)
+            | PickleError::Escape(_)
+            | PickleError::BadArgument { .. }
+            | PickleError::Stack(_)
+            | PickleError::NoStop
+            | PickleError::Trailing(_) => crate::error::ErrorKind::Usage,
+        }
+    }
+}
+
 /// The name of every pickle opcode, for error messages.
 pub fn opcode_name(b: u8) -> Option<&'static str> {
     Some(match b {

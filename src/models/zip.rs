@@ -28,6 +28,18 @@ pub enum ZipError {
     NoMember { path: PathBuf, member: String },
 }
 
+impl crate::error::Classify for ZipError {
+    /// Archives are downloaded by the crate itself: a bad one is a runtime failure.
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ZipError::Io { .. }
+            | ZipError::Corrupt { .. }
+            | ZipError::Unsupported { .. }
+            | ZipError::NoMember { .. } => crate::error::ErrorKind::Runtime,
+        }
+    }
+}
+
 /// One entry of the central directory.
 #[derive(Debug, Clone)]
 pub struct Member {

@@ -128,6 +128,17 @@ pub enum SandboxError {
     InvalidRequest(String),
 }
 
+impl crate::error::Classify for SandboxError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            SandboxError::InvalidRequest(_) => crate::error::ErrorKind::Usage,
+            SandboxError::IsolationUnavailable(_) | SandboxError::Io(_) => {
+                crate::error::ErrorKind::Runtime
+            }
+        }
+    }
+}
+
 /// An isolation layer the sandbox relies on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
