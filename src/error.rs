@@ -61,6 +61,9 @@ classified_types!(
     crate::models::gguf::GgufError,
     crate::models::zip::ZipError,
     crate::serve::ServeError,
+    crate::task::TaskError,
+    crate::harness::HarnessError,
+    crate::harness::runtime::RunError,
 );
 
 #[cfg(test)]

@@ -9,9 +9,12 @@
 pub mod error;
 pub mod executor;
 pub mod families;
+pub mod harness;
 pub mod home;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;
 pub mod serve;
+pub mod stats;
+pub mod task;
 pub mod throughput;

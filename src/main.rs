@@ -39,6 +39,11 @@ enum Command {
     /// Serve a model on loopback through the OpenAI-compatible API.
     #[cfg(feature = "llama")]
     Serve(cli::serve::ServeArgs),
+    /// Run one harness on a task set with an executor; print a per-group table.
+    Run(cli::run::RunArgs),
+    /// Harness files: show, hash, diff, apply typed edits, list snippets.
+    #[command(subcommand)]
+    Harness(cli::harness::HarnessCmd),
     /// The persistent completion cache: stats, clear.
     #[command(subcommand)]
     Cache(cli::cache::CacheCmd),
@@ -59,6 +64,8 @@ fn main() -> ExitCode {
         Command::Generate(a) => cli::generate::run(a),
         #[cfg(feature = "llama")]
         Command::Serve(a) => cli::serve::run(a),
+        Command::Run(a) => cli::run::run(a),
+        Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]
         Command::BenchLlama(a) => cli::generate::bench(a),

@@ -6,8 +6,10 @@ pub mod endpoint;
 pub mod exit_codes;
 #[cfg(feature = "llama")]
 pub mod generate;
+pub mod harness;
 pub mod lcb;
 pub mod models;
+pub mod run;
 pub mod sandbox;
 #[cfg(feature = "llama")]
 pub mod serve;

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "llama")]
 pub mod llama;
 pub mod prompts;
+pub mod spec;
+
+pub use spec::{ExecutorIdentity, ExecutorRef, ExecutorSpec, OpenOptions, OpenedExecutor};
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

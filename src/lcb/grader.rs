@@ -460,24 +460,8 @@ pub fn parse_report(
     Ok((results, done))
 }
 
-/// The unbiased pass@k estimator for `n` samples of which `c` pass:
-/// `1 - prod_{i=n-c+1..=n} (1 - k/i)` (pass@1 is exactly `c/n`); `None` when `k` is 0, `k > n` or `c > n`.
-pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
-    if k == 0 || k > n || c > n {
-        return None;
-    }
-    if n - c < k {
-        return Some(1.0);
-    }
-    if k == 1 {
-        return Some(c as f64 / n as f64); // the product telescopes to c/n exactly
-    }
-    let mut prod = 1.0f64;
-    for i in (n - c + 1)..=n {
-        prod *= 1.0 - k as f64 / i as f64;
-    }
-    Some(1.0 - prod)
-}
+/// The unbiased pass@k estimator (moved to [`crate::stats`], re-exported here).
+pub use crate::stats::pass_at_k;
 
 /// pass@k of one problem.
 #[derive(Debug, Clone, PartialEq, Serialize)]

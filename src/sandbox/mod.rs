@@ -117,6 +117,43 @@ pub struct RunResult {
     pub end: EndReason,
 }
 
+/// Environment variable that tells a program run with a channel
+/// ([`Sandbox::run_with_channel`]) its two descriptors: `READ_FD,WRITE_FD`.
+pub const CHANNEL_ENV: &str = "HRL_CHANNEL_FDS";
+
+/// The host side of a message channel: one call per newline-terminated message the
+/// program writes. Time spent here does not count against the run's wall clock (the
+/// program is waiting for the host, e.g. for a model completion); its CPU limit and
+/// everything else still apply.
+pub trait ChannelHandler: Send {
+    /// Answer one message (without its newline).
+    fn message(&mut self, message: &[u8]) -> ChannelReply;
+}
+
+/// What the host does with one channel message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelReply {
+    /// Write these bytes and a newline back to the program.
+    Reply(Vec<u8>),
+    /// Send nothing (a notification).
+    Silent,
+    /// The program broke the protocol: it is killed (`EndReason::Killed`) and the
+    /// reason is reported in [`ChannelRun::violation`].
+    Violation(String),
+}
+
+/// The result of a run with a channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelRun {
+    pub result: RunResult,
+    /// Messages answered.
+    pub messages: u64,
+    /// Milliseconds spent in the handler (excluded from the wall clock).
+    pub handler_ms: u64,
+    /// Why the program was stopped for breaking the protocol, if it was.
+    pub violation: Option<String>,
+}
+
 /// Sandbox failures (not failures of the program, which are reported in `RunResult`).
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -326,6 +363,23 @@ impl Sandbox {
     pub fn run(&self, req: &RunRequest) -> Result<RunResult, SandboxError> {
         validate(req)?;
         runner::run_once(self, req)
+    }
+
+    /// Run one program in a fresh sandbox with a message channel to the host: two
+    /// pipes whose descriptor numbers the program finds in [`CHANNEL_ENV`]. Every
+    /// newline-terminated message it writes is passed to `handler`, whose reply (if
+    /// any) is written back with a newline. A message longer than
+    /// `max_message_bytes` is a protocol violation. The wall clock excludes the time
+    /// the handler spends answering; every other limit and layer is as in
+    /// [`Sandbox::run`].
+    pub fn run_with_channel(
+        &self,
+        req: &RunRequest,
+        handler: &mut dyn ChannelHandler,
+        max_message_bytes: usize,
+    ) -> Result<ChannelRun, SandboxError> {
+        validate(req)?;
+        runner::run_with(self, req, Some((handler, max_message_bytes)))
     }
 
     /// Start a warm worker for many runs (see [`Session`]); `limits` size the

@@ -16,7 +16,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::cgroup::RunCgroup;
-use super::{EndReason, Limits, RunRequest, RunResult, Sandbox, SandboxError};
+use super::{
+    CHANNEL_ENV, ChannelHandler, ChannelReply, ChannelRun, EndReason, Limits, RunRequest,
+    RunResult, Sandbox, SandboxError,
+};
 
 /// The unprivileged uid/gid the program runs as inside its user namespace.
 pub(crate) const SANDBOX_UID: &str = "65534";
@@ -294,6 +297,8 @@ enum Event {
     Exited(i32, libc::rusage),
     Overflow,
     Output(usize, Vec<u8>, bool),
+    /// The channel handler declared a protocol violation: stop the program.
+    Violation,
 }
 
 fn spawn_reader(
@@ -338,7 +343,157 @@ impl Drop for HostDir {
 
 /// Run `req` once, with every available layer.
 pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, SandboxError> {
+    run_with(sb, req, None).map(|r| r.result)
+}
+
+/// The two pipes of a message channel: the program's ends (inherited into the
+/// sandbox) and the host's ends. All are close-on-exec in this process, so sandboxes
+/// spawned concurrently by other threads never inherit them.
+struct ChannelPipes {
+    child_read: OwnedFd,
+    child_write: OwnedFd,
+    host_read: File,
+    host_write: File,
+}
+
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: a valid two-element array for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl ChannelPipes {
+    fn new() -> io::Result<ChannelPipes> {
+        let (host_read, child_write) = pipe_cloexec()?;
+        let (child_read, host_write) = pipe_cloexec()?;
+        Ok(ChannelPipes {
+            child_read,
+            child_write,
+            host_read: File::from(host_read),
+            host_write: File::from(host_write),
+        })
+    }
+
+    /// The value of [`CHANNEL_ENV`] inside the sandbox: `READ_FD,WRITE_FD`.
+    fn env_value(&self) -> String {
+        format!(
+            "{},{}",
+            self.child_read.as_raw_fd(),
+            self.child_write.as_raw_fd()
+        )
+    }
+}
+
+/// Time the channel handler has spent answering (excluded from the wall clock).
+#[derive(Default)]
+struct PauseClock {
+    total: Duration,
+    since: Option<Instant>,
+}
+
+impl PauseClock {
+    fn paused(&self) -> Duration {
+        self.total + self.since.map_or(Duration::ZERO, |s| s.elapsed())
+    }
+}
+
+/// Read newline-terminated messages from the program and answer each through
+/// `handler`; stops at EOF (the program's tree is gone) or after a violation.
+fn serve_channel(
+    mut host_read: File,
+    mut host_write: File,
+    handler: &mut dyn ChannelHandler,
+    max_message_bytes: usize,
+    clock: &std::sync::Mutex<PauseClock>,
+    events: mpsc::Sender<Event>,
+    counts: &std::sync::Mutex<(u64, Option<String>)>,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut violated = false;
+    loop {
+        // Poll so that the thread also ends when the run is over but something the
+        // run left behind (only possible without namespaces) still holds the pipe.
+        let mut pfd = libc::pollfd {
+            fd: host_read.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let rc = unsafe { libc::poll(&mut pfd, 1, 100) };
+        if rc == 0 {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            continue;
+        }
+        let n = match host_read.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        if violated {
+            continue; // drain until EOF so the program's writes never block
+        }
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = &line[..line.len() - 1];
+            clock.lock().unwrap_or_else(|e| e.into_inner()).since = Some(Instant::now());
+            let reply = handler.message(line);
+            {
+                let mut c = clock.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(s) = c.since.take() {
+                    c.total += s.elapsed();
+                }
+            }
+            counts.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+            match reply {
+                ChannelReply::Reply(mut bytes) => {
+                    bytes.push(b'\n');
+                    if host_write.write_all(&bytes).is_err() {
+                        violated = true; // the program is gone; drain to EOF
+                        break;
+                    }
+                }
+                ChannelReply::Silent => {}
+                ChannelReply::Violation(why) => {
+                    counts.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(why.clone());
+                    let _ = events.send(Event::Violation);
+                    violated = true;
+                    break;
+                }
+            }
+        }
+        if !violated && pending.len() > max_message_bytes {
+            let why = format!("a channel message exceeded {max_message_bytes} bytes");
+            counts.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(why.clone());
+            let _ = events.send(Event::Violation);
+            violated = true;
+        }
+        if violated {
+            pending = Vec::new();
+        }
+    }
+}
+
+/// Run `req` with an optional message channel (see [`Sandbox::run_with_channel`]).
+pub(crate) fn run_with(
+    sb: &Sandbox,
+    req: &RunRequest,
+    channel: Option<(&mut dyn ChannelHandler, usize)>,
+) -> Result<ChannelRun, SandboxError> {
     let limits = &req.limits;
+    let pipes = match channel {
+        Some(_) => Some(ChannelPipes::new()?),
+        None => None,
+    };
     let cg = match &sb.isolation.cgroups {
         Some(bases) => Some(RunCgroup::create(
             bases,
@@ -383,6 +538,13 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
         for (name, data) in &req.files {
             add_file(name, data)?;
         }
+        if let Some(p) = &pipes {
+            args.push("--setenv".into());
+            args.push(CHANNEL_ENV.into());
+            args.push(p.env_value().into());
+            inherit_fds.push(p.child_read.as_raw_fd());
+            inherit_fds.push(p.child_write.as_raw_fd());
+        }
         add_seccomp(&mut args, &mut keep_alive, &mut inherit_fds)?;
         args.push("--".into());
         args.push(sb.python.executable.clone().into_os_string());
@@ -417,6 +579,11 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
             ])
             .env("HOME", &dir.0)
             .process_group(0);
+        if let Some(p) = &pipes {
+            cmd.env(CHANNEL_ENV, p.env_value());
+            inherit_fds.push(p.child_read.as_raw_fd());
+            inherit_fds.push(p.child_write.as_raw_fd());
+        }
         host_dir = Some(dir);
     }
     cmd.stdin(Stdio::from(stdin))
@@ -433,6 +600,12 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     drop(keep_alive);
+    // The program's ends now live in the child; the host keeps only its own.
+    let host_ends = pipes.map(|p| {
+        drop(p.child_read);
+        drop(p.child_write);
+        (p.host_read, p.host_write)
+    });
     let pid = child.id() as i32;
     let pidfd = PidFd::open(pid)?;
     let (tx, rx) = mpsc::channel();
@@ -455,128 +628,165 @@ pub(crate) fn run_once(sb: &Sandbox, req: &RunRequest) -> Result<RunResult, Sand
             let _ = tx.send(Event::Exited(status, ru));
         });
     }
-    drop(tx);
+    let clock = std::sync::Mutex::new(PauseClock::default());
+    let counts = std::sync::Mutex::new((0u64, None::<String>));
+    let stop = std::sync::atomic::AtomicBool::new(false);
     drop(child);
+    std::thread::scope(|scope| {
+        if let (Some((host_read, host_write)), Some((handler, max_bytes))) = (host_ends, channel) {
+            let tx = tx.clone();
+            let (clock, counts, stop) = (&clock, &counts, &stop);
+            scope.spawn(move || {
+                serve_channel(
+                    host_read, host_write, handler, max_bytes, clock, tx, counts, stop,
+                )
+            });
+        }
+        drop(tx);
 
-    let unisolated = sb.isolation.bwrap.is_none();
-    let kill_tree = |cg: &Option<RunCgroup>| {
-        pidfd.kill();
-        if unisolated {
-            // SAFETY: kill(2) on our own process group (the leader is not reaped yet
-            // or its group id is still held by members).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
+        let unisolated = sb.isolation.bwrap.is_none();
+        let kill_tree = |cg: &Option<RunCgroup>| {
+            pidfd.kill();
+            if unisolated {
+                // SAFETY: kill(2) on our own process group (the leader is not reaped yet
+                // or its group id is still held by members).
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
             }
-        }
-        if let Some(cg) = cg {
-            cg.kill_all(Duration::ZERO);
-        }
-    };
-    let deadline = start + limits.wall;
-    let cpu_limit_ns = limits.cpu_seconds.saturating_mul(1_000_000_000);
-    let mut killed_for: Option<EndReason> = None;
-    let mut exited: Option<(i32, libc::rusage, Instant)> = None;
-    let mut outputs: [Option<(Vec<u8>, bool)>; 2] = [None, None];
-    loop {
-        if exited.is_some() && outputs.iter().all(Option::is_some) {
-            break;
-        }
-        let now = Instant::now();
-        let wait = match &exited {
-            Some((_, _, at)) => (*at + Duration::from_secs(2)).saturating_duration_since(now),
-            None if killed_for.is_some() => Duration::from_millis(50),
-            None => deadline
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(if cg.is_some() { 20 } else { 100 })),
+            if let Some(cg) = cg {
+                cg.kill_all(Duration::ZERO);
+            }
         };
-        match rx.recv_timeout(wait) {
-            Ok(Event::Exited(status, ru)) => {
-                let at = Instant::now();
-                exited = Some((status, ru, at));
-                // Anything left (a daemon in the unisolated case) holds the pipes open.
-                if unisolated {
-                    // SAFETY: as above; the group may outlive its reaped leader.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
+        let deadline =
+            || start + limits.wall + clock.lock().unwrap_or_else(|e| e.into_inner()).paused();
+        let cpu_limit_ns = limits.cpu_seconds.saturating_mul(1_000_000_000);
+        let mut killed_for: Option<EndReason> = None;
+        let mut exited: Option<(i32, libc::rusage, Instant)> = None;
+        let mut outputs: [Option<(Vec<u8>, bool)>; 2] = [None, None];
+        loop {
+            if exited.is_some() && outputs.iter().all(Option::is_some) {
+                break;
+            }
+            let now = Instant::now();
+            let wait = match &exited {
+                Some((_, _, at)) => (*at + Duration::from_secs(2)).saturating_duration_since(now),
+                None if killed_for.is_some() => Duration::from_millis(50),
+                None => deadline()
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(if cg.is_some() { 20 } else { 100 })),
+            };
+            match rx.recv_timeout(wait) {
+                Ok(Event::Exited(status, ru)) => {
+                    let at = Instant::now();
+                    exited = Some((status, ru, at));
+                    // Anything left (a daemon in the unisolated case) holds the pipes open.
+                    if unisolated {
+                        // SAFETY: as above; the group may outlive its reaped leader.
+                        unsafe {
+                            libc::kill(-pid, libc::SIGKILL);
+                        }
+                    }
+                    if let Some(cg) = &cg {
+                        cg.kill_all(Duration::ZERO);
                     }
                 }
-                if let Some(cg) = &cg {
-                    cg.kill_all(Duration::ZERO);
-                }
-            }
-            Ok(Event::Overflow) => {
-                if exited.is_none() && killed_for.is_none() {
-                    killed_for = Some(EndReason::OutputLimit);
-                    kill_tree(&cg);
-                }
-            }
-            Ok(Event::Output(i, data, trunc)) => outputs[i] = Some((data, trunc)),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if exited.is_some() {
-                    break;
-                }
-                if killed_for.is_none() {
-                    let over_cpu = cg.as_ref().is_some_and(|c| c.cpu_ns() > cpu_limit_ns);
-                    if Instant::now() >= deadline || over_cpu {
-                        killed_for = Some(EndReason::Timeout);
+                Ok(Event::Overflow) => {
+                    if exited.is_none() && killed_for.is_none() {
+                        killed_for = Some(EndReason::OutputLimit);
                         kill_tree(&cg);
                     }
-                } else {
-                    kill_tree(&cg);
                 }
+                Ok(Event::Output(i, data, trunc)) => outputs[i] = Some((data, trunc)),
+                Ok(Event::Violation) => {
+                    if exited.is_none() && killed_for.is_none() {
+                        killed_for = Some(EndReason::Killed);
+                        kill_tree(&cg);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if exited.is_some() {
+                        break;
+                    }
+                    if killed_for.is_none() {
+                        let over_cpu = cg.as_ref().is_some_and(|c| c.cpu_ns() > cpu_limit_ns);
+                        if Instant::now() >= deadline() || over_cpu {
+                            killed_for = Some(EndReason::Timeout);
+                            kill_tree(&cg);
+                        }
+                    } else {
+                        kill_tree(&cg);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-    }
-    let wall_ms = exited
-        .as_ref()
-        .map(|(_, _, at)| at.duration_since(start))
-        .unwrap_or_else(|| start.elapsed())
-        .as_millis() as u64;
-    let (status, ru, _) = exited.ok_or_else(|| {
-        SandboxError::Io(io::Error::other(
-            "the sandbox process could not be waited for",
-        ))
-    })?;
-    let stats = cg.as_ref().map(|c| c.stats());
-    drop(cg);
-    drop(host_dir);
-    let [out, err] = outputs;
-    let (stdout, stdout_truncated) = out.unwrap_or_default();
-    let (stderr, stderr_truncated) = err.unwrap_or_default();
-    let (mut exit_code, mut signal) = decode_status(status);
-    if !unisolated
-        && let Some(code) = exit_code
-        && (129..=192).contains(&code)
-    {
-        // bubblewrap reports a child killed by signal N as exit status 128 + N.
-        exit_code = None;
-        signal = Some(code - 128);
-    }
-    let ru_cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
-    let cpu_ms = stats.map(|s| s.cpu_ns / 1_000_000).unwrap_or(ru_cpu_ms);
-    let end = classify(
-        killed_for,
-        exit_code,
-        signal,
-        &stderr,
-        stats.is_some_and(|s| s.oom_kills > 0),
-        cpu_ms,
-        limits,
-    );
-    Ok(RunResult {
-        exit_code,
-        signal,
-        stdout,
-        stderr,
-        stdout_truncated,
-        stderr_truncated,
-        wall_ms,
-        cpu_ms,
-        peak_memory_kb: stats
-            .map(|s| s.peak_memory_bytes / 1024)
-            .unwrap_or(ru.ru_maxrss.max(0) as u64),
-        end,
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let wall_ms = exited
+            .as_ref()
+            .map(|(_, _, at)| at.duration_since(start))
+            .unwrap_or_else(|| start.elapsed())
+            .as_millis() as u64;
+        let handler_ms = clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .paused()
+            .as_millis() as u64;
+        let (status, ru, _) = exited.ok_or_else(|| {
+            SandboxError::Io(io::Error::other(
+                "the sandbox process could not be waited for",
+            ))
+        })?;
+        let stats = cg.as_ref().map(|c| c.stats());
+        drop(cg);
+        drop(host_dir);
+        let [out, err] = outputs;
+        let (stdout, stdout_truncated) = out.unwrap_or_default();
+        let (stderr, stderr_truncated) = err.unwrap_or_default();
+        let (mut exit_code, mut signal) = decode_status(status);
+        if !unisolated
+            && let Some(code) = exit_code
+            && (129..=192).contains(&code)
+        {
+            // bubblewrap reports a child killed by signal N as exit status 128 + N.
+            exit_code = None;
+            signal = Some(code - 128);
+        }
+        let ru_cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
+        let cpu_ms = stats.map(|s| s.cpu_ns / 1_000_000).unwrap_or(ru_cpu_ms);
+        let end = classify(
+            killed_for,
+            exit_code,
+            signal,
+            &stderr,
+            stats.is_some_and(|s| s.oom_kills > 0),
+            cpu_ms,
+            limits,
+        );
+        let result = RunResult {
+            exit_code,
+            signal,
+            stdout,
+            stderr,
+            stdout_truncated,
+            stderr_truncated,
+            wall_ms,
+            cpu_ms,
+            peak_memory_kb: stats
+                .map(|s| s.peak_memory_bytes / 1024)
+                .unwrap_or(ru.ru_maxrss.max(0) as u64),
+            end,
+        };
+        Ok((result, handler_ms))
+    })
+    .map(|(result, handler_ms)| {
+        let (messages, violation) = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+        ChannelRun {
+            result,
+            messages,
+            handler_ms,
+            violation,
+        }
     })
 }
 

@@ -1,0 +1,372 @@
+//! Gathering the executor calls of all running rollouts into batches.
+//!
+//! Every rollout thread registers ([`Dispatcher::enter`]) and sends its executor
+//! calls through [`Dispatcher::complete`], which blocks until they are done. A
+//! dispatcher thread collects pending calls and submits them to the executor as one
+//! `complete_batch` as soon as either every registered rollout is waiting on the
+//! executor (nothing more can arrive), the batch is full (`max_batch` requests), or
+//! `window` has passed since the oldest pending call. Batches run on their own
+//! threads (at most `max_inflight` at once), so a late call does not wait for an
+//! earlier batch: the llama.cpp executor merges concurrent batches into its
+//! continuous batch. Every batch's size is logged ([`BatchStats`]).
+
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::executor::{Completion, Executor, ExecutorError, Request};
+
+/// Settings of a [`Dispatcher`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DispatchConfig {
+    /// Longest wait for more calls once one is pending.
+    pub window: Duration,
+    /// Most requests per executor batch.
+    pub max_batch: usize,
+    /// Most batches in the executor at once.
+    pub max_inflight: usize,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            window: Duration::from_millis(20),
+            max_batch: 256,
+            max_inflight: 16,
+        }
+    }
+}
+
+/// Sizes of the batches submitted so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchStats {
+    pub batches: u64,
+    pub requests: u64,
+    /// Requests of the largest batch.
+    pub max_size: u64,
+    /// `histogram[k]` = batches of size in `[2^k, 2^(k+1))`.
+    pub histogram: Vec<u64>,
+    /// Every batch size, in submission order (kept for logs and tests).
+    pub sizes: Vec<u32>,
+}
+
+impl BatchStats {
+    fn record(&mut self, n: usize) {
+        self.batches += 1;
+        self.requests += n as u64;
+        self.max_size = self.max_size.max(n as u64);
+        let bucket = (usize::BITS - 1 - n.max(1).leading_zeros()) as usize;
+        if self.histogram.len() <= bucket {
+            self.histogram.resize(bucket + 1, 0);
+        }
+        self.histogram[bucket] += 1;
+        self.sizes.push(n as u32);
+    }
+
+    pub fn mean_size(&self) -> f64 {
+        if self.batches == 0 {
+            0.0
+        } else {
+            self.requests as f64 / self.batches as f64
+        }
+    }
+}
+
+type Results = Vec<Result<Completion, ExecutorError>>;
+
+struct Pending {
+    requests: Vec<Request>,
+    reply: mpsc::Sender<Results>,
+    since: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    queue: Vec<Pending>,
+    /// Registered rollouts.
+    active: usize,
+    /// Rollouts inside `complete` (queued or in flight).
+    blocked: usize,
+    inflight: usize,
+    shutdown: bool,
+    stats: BatchStats,
+}
+
+struct Inner {
+    exec: Arc<dyn Executor>,
+    config: DispatchConfig,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The batching front of an executor (see the module doc).
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A registered rollout; dropping it unregisters.
+pub struct Registration {
+    inner: Arc<Inner>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock();
+        st.active = st.active.saturating_sub(1);
+        drop(st);
+        self.inner.cv.notify_all();
+    }
+}
+
+impl Dispatcher {
+    pub fn new(exec: Arc<dyn Executor>, config: DispatchConfig) -> Dispatcher {
+        let inner = Arc::new(Inner {
+            exec,
+            config,
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+        });
+        let worker = Arc::clone(&inner);
+        let thread = std::thread::Builder::new()
+            .name("hrl-dispatch".into())
+            .spawn(move || dispatch_loop(worker))
+            .expect("spawning the dispatcher thread");
+        Dispatcher {
+            inner,
+            thread: Some(thread),
+        }
+    }
+
+    /// Register a rollout for the duration of the returned guard.
+    pub fn enter(&self) -> Registration {
+        self.inner.lock().active += 1;
+        Registration {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    /// Complete `requests` in the next batch; blocks until they are done. Results
+    /// come back in order, one per request.
+    pub fn complete(&self, requests: Vec<Request>) -> Results {
+        if requests.is_empty() {
+            return Vec::new();
+        }
+        let n = requests.len();
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut st = self.inner.lock();
+            st.blocked += 1;
+            st.queue.push(Pending {
+                requests,
+                reply: tx,
+                since: Instant::now(),
+            });
+        }
+        self.inner.cv.notify_all();
+        let out = rx.recv().unwrap_or_else(|_| {
+            (0..n)
+                .map(|_| Err(ExecutorError::Model("the dispatcher stopped".into())))
+                .collect()
+        });
+        let mut st = self.inner.lock();
+        st.blocked = st.blocked.saturating_sub(1);
+        drop(st);
+        self.inner.cv.notify_all();
+        out
+    }
+
+    pub fn stats(&self) -> BatchStats {
+        self.inner.lock().stats.clone()
+    }
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        self.inner.lock().shutdown = true;
+        self.inner.cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn dispatch_loop(inner: Arc<Inner>) {
+    let cfg = inner.config.clone();
+    let mut st = inner.lock();
+    loop {
+        while st.queue.is_empty() && !st.shutdown {
+            st = inner.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        if st.queue.is_empty() {
+            // Shut down: wait for batches in flight to deliver.
+            while st.inflight > 0 {
+                st = inner.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            return;
+        }
+        // Gather until nothing more can come, the batch is full, or the window ends.
+        loop {
+            let queued: usize = st.queue.iter().map(|p| p.requests.len()).sum();
+            let deadline = st.queue[0].since + cfg.window;
+            let now = Instant::now();
+            if st.shutdown || st.blocked >= st.active || queued >= cfg.max_batch || now >= deadline
+            {
+                break;
+            }
+            st = inner
+                .cv
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        while st.inflight >= cfg.max_inflight.max(1) {
+            st = inner.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        // Take whole pendings up to max_batch requests (at least one pending).
+        let mut taken = Vec::new();
+        let mut count = 0;
+        while !st.queue.is_empty() {
+            let n = st.queue[0].requests.len();
+            if !taken.is_empty() && count + n > cfg.max_batch {
+                break;
+            }
+            count += n;
+            taken.push(st.queue.remove(0));
+        }
+        st.inflight += 1;
+        st.stats.record(count);
+        drop(st);
+        let worker = Arc::clone(&inner);
+        let spawned = std::thread::Builder::new()
+            .name("hrl-batch".into())
+            .spawn(move || run_batch(worker, taken));
+        if let Err(e) = spawned {
+            // No thread: fail nothing silently — the batch's senders were moved into
+            // the closure and are dropped, so the callers see "dispatcher stopped".
+            eprintln!("hrl: cannot start an executor batch thread: {e}");
+            inner.lock().inflight -= 1;
+        }
+        st = inner.lock();
+    }
+}
+
+fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
+    let requests: Vec<Request> = taken.iter().flat_map(|p| p.requests.clone()).collect();
+    let mut results = inner.exec.complete_batch(&requests).into_iter();
+    for p in taken {
+        let mine: Results = (0..p.requests.len())
+            .map(|_| {
+                results.next().unwrap_or_else(|| {
+                    Err(ExecutorError::Model(
+                        "the executor returned too few results".into(),
+                    ))
+                })
+            })
+            .collect();
+        let _ = p.reply.send(mine);
+    }
+    let mut st = inner.lock();
+    st.inflight -= 1;
+    drop(st);
+    inner.cv.notify_all();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::{FinishReason, Prompt, Sampling, Timings, Usage};
+
+    /// A test-only executor that echoes prompts and records batch sizes.
+    struct EchoExecutor(Mutex<Vec<usize>>);
+
+    impl Executor for EchoExecutor {
+        fn model_id(&self) -> &str {
+            "echo"
+        }
+        fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+            self.0.lock().unwrap().push(requests.len());
+            requests
+                .iter()
+                .map(|r| {
+                    Ok(Completion {
+                        text: match &r.prompt {
+                            Prompt::Raw(t) => t.clone(),
+                            Prompt::Chat(m) => m[0].content.clone(),
+                        },
+                        finish_reason: FinishReason::Stop,
+                        usage: Usage::default(),
+                        timings: Timings::default(),
+                        cached: false,
+                    })
+                })
+                .collect()
+        }
+    }
+
+    fn req(s: &str) -> Request {
+        Request {
+            prompt: Prompt::Raw(s.into()),
+            sampling: Sampling::default(),
+        }
+    }
+
+    #[test]
+    fn calls_of_all_waiting_rollouts_form_one_batch() {
+        let exec = Arc::new(EchoExecutor(Mutex::new(Vec::new())));
+        let d = Dispatcher::new(
+            exec.clone(),
+            DispatchConfig {
+                window: Duration::from_secs(60),
+                ..DispatchConfig::default()
+            },
+        );
+        let barrier = std::sync::Barrier::new(6);
+        std::thread::scope(|s| {
+            for i in 0..6 {
+                let (d, barrier) = (&d, &barrier);
+                s.spawn(move || {
+                    let _g = d.enter();
+                    barrier.wait();
+                    let out = d.complete(vec![req(&format!("p{i}")), req(&format!("q{i}"))]);
+                    let texts: Vec<String> = out.into_iter().map(|r| r.unwrap().text).collect();
+                    assert_eq!(texts, vec![format!("p{i}"), format!("q{i}")]);
+                });
+            }
+        });
+        // With a 60 s window the batch can only have been sent when all six rollouts
+        // were waiting: one batch of 12 requests.
+        assert_eq!(*exec.0.lock().unwrap(), vec![12]);
+        let st = d.stats();
+        assert_eq!((st.batches, st.requests, st.max_size), (1, 12, 12));
+        assert_eq!(st.sizes, vec![12]);
+    }
+
+    #[test]
+    fn max_batch_splits_and_window_releases_a_lone_caller() {
+        let exec = Arc::new(EchoExecutor(Mutex::new(Vec::new())));
+        let d = Dispatcher::new(
+            exec.clone(),
+            DispatchConfig {
+                window: Duration::from_millis(1),
+                max_batch: 2,
+                max_inflight: 1,
+            },
+        );
+        // Two registered rollouts, one never calls: the window releases the other.
+        let _idle = d.enter();
+        let _me = d.enter();
+        let out = d.complete(vec![req("a"), req("b"), req("c")]);
+        assert_eq!(out.len(), 3);
+        assert!(exec.0.lock().unwrap().iter().all(|&n| n <= 3));
+    }
+}

@@ -1,0 +1,250 @@
+//! `hrl run` as a library call: [`RunSettings`] (what the command line resolves to)
+//! → load the harness and the tasks, open the executor and the sandbox, run, and keep
+//! a run directory:
+//!
+//! - `rollouts.jsonl`: one rollout per line, appended as each finishes, never
+//!   rewritten. Running again into the same directory reuses every rollout whose
+//!   key (item, sample, harness hash, executor identity, result-relevant settings)
+//!   matches, so an interrupted run resumes where it stopped; a torn last line (the
+//!   process was killed while writing) is ignored.
+//! - `summary.json`: [`RunSummary`] of the requested items, rewritten atomically at
+//!   the end.
+//! - `harnesses/<hash>.{toml,py}`: the harness's canonical form.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::dispatch::BatchStats;
+use super::report::Aggregates;
+use super::rollout::Rollout;
+use super::runtime::{self, Progress, RunConfig, RunContext, RunError, RunOutput};
+use super::{Harness, HarnessKind};
+use crate::executor::spec::{CacheSetting, ExecutorIdentity, ExecutorSpec, OpenOptions};
+use crate::lcb::GradeConfig;
+use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::task::TaskSet;
+use crate::task::spec::TaskContext;
+
+/// Version of `summary.json`'s layout.
+pub const SUMMARY_SCHEMA: u32 = 1;
+
+/// Everything `hrl run` needs, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub harness: PathBuf,
+    pub tasks: Vec<String>,
+    pub executor: ExecutorSpec,
+    pub cache: CacheSetting,
+    pub out: PathBuf,
+    pub config: RunConfig,
+    pub sandbox: SandboxConfig,
+    pub grade: GradeConfig,
+}
+
+/// The harness as recorded in a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarnessRecord {
+    pub hash: String,
+    pub kind: HarnessKind,
+    pub name: String,
+    pub path: String,
+}
+
+/// Completion-cache counters of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheRecord {
+    pub path: String,
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub schema: u32,
+    pub crate_version: String,
+    pub harness: HarnessRecord,
+    pub tasks: Vec<String>,
+    pub items: usize,
+    pub samples: u32,
+    pub executor: ExecutorIdentity,
+    pub config: RunConfig,
+    pub config_hash: String,
+    pub aggregates: Aggregates,
+    /// Sizes of the executor batches the dispatcher formed.
+    pub batching: BatchStats,
+    /// The in-process executor's counters (decodes, largest concurrent batch,
+    /// prompt tokens computed and reused), when there is one.
+    pub llama: Option<serde_json::Value>,
+    pub cache: Option<CacheRecord>,
+    /// Rollouts reused from an earlier run in the same directory.
+    pub reused: usize,
+    pub wall_s: f64,
+    pub items_per_s: f64,
+}
+
+/// Read the rollouts of a run directory's log, keyed by [`Rollout::key`]. A torn
+/// last line is skipped; any other bad line is an error naming it.
+pub fn read_log(path: &Path) -> Result<HashMap<String, Rollout>, RunError> {
+    let mut out = HashMap::new();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(RunError::Io(e)),
+    };
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Rollout>(line) {
+            Ok(r) => {
+                out.insert(r.key(), r);
+            }
+            // The last line without its newline was being written when the run died.
+            Err(_) if i == last => {}
+            Err(e) => {
+                return Err(RunError::Usage(format!(
+                    "{}:{}: not a rollout record: {e}",
+                    path.display(),
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Build the summary of a finished run.
+pub fn summarize(
+    harness: &Harness,
+    harness_path: &str,
+    tasks: &[String],
+    items: usize,
+    executor: &ExecutorIdentity,
+    config: &RunConfig,
+    output: &RunOutput,
+    llama: Option<serde_json::Value>,
+    cache: Option<CacheRecord>,
+) -> RunSummary {
+    let wall_s = output.wall.as_secs_f64();
+    RunSummary {
+        schema: SUMMARY_SCHEMA,
+        crate_version: env!("CARGO_PKG_VERSION").to_string(),
+        harness: HarnessRecord {
+            hash: harness.hash(),
+            kind: harness.kind(),
+            name: harness.name().to_string(),
+            path: harness_path.to_string(),
+        },
+        tasks: tasks.to_vec(),
+        items,
+        samples: config.samples,
+        executor: executor.clone(),
+        config: config.clone(),
+        config_hash: config.result_hash(),
+        aggregates: Aggregates::from_rollouts(&output.rollouts),
+        batching: output.batches.clone(),
+        llama,
+        cache,
+        reused: output.reused,
+        wall_s,
+        items_per_s: if wall_s > 0.0 {
+            (output.rollouts.len() - output.reused) as f64 / wall_s
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Write `value` as pretty JSON to `path` atomically (temporary file + rename).
+pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> Result<(), RunError> {
+    let tmp = path.with_extension("json.tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, value).map_err(std::io::Error::other)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// Run `hrl run`: returns the summary and the rollouts.
+pub fn execute(
+    settings: &RunSettings,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(RunSummary, RunOutput), RunError> {
+    let harness = Harness::load(&settings.harness)?;
+    let origin = settings.harness.display().to_string();
+    let task_ctx = TaskContext {
+        sandbox: settings.sandbox.clone(),
+        grade: settings.grade.clone(),
+    };
+    let tasks =
+        TaskSet::load(&settings.tasks, &task_ctx).map_err(|e| RunError::Usage(e.to_string()))?;
+    let sandbox = Sandbox::new(settings.sandbox.clone())?;
+    std::fs::create_dir_all(&settings.out)?;
+    harness.save_canonical(&settings.out.join("harnesses"))?;
+    let log_path = settings.out.join("rollouts.jsonl");
+    let done = read_log(&log_path)?;
+    let opened = settings
+        .executor
+        .open(&OpenOptions {
+            cache: settings.cache.clone(),
+        })
+        .map_err(|e| RunError::Usage(format!("opening the executor: {e}")))?;
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)?;
+    let ctx = RunContext {
+        harness: &harness,
+        origin: &origin,
+        executor: opened.executor.clone(),
+        executor_ref: opened.identity.reference(),
+        sandbox: &sandbox,
+        config: &settings.config,
+    };
+    let mut sink = |r: &Rollout| -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(r).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        log.write_all(&line)?;
+        log.flush()
+    };
+    let output = runtime::run(&ctx, &tasks.items, &done, &mut sink, progress)?;
+    #[cfg(feature = "llama")]
+    let llama = opened
+        .llama
+        .as_ref()
+        .map(|l| serde_json::to_value(l.stats()).unwrap_or_default());
+    #[cfg(not(feature = "llama"))]
+    let llama = None;
+    let cache = opened.cache.as_ref().map(|c| {
+        let n = c.counters();
+        CacheRecord {
+            path: c.cache().path().display().to_string(),
+            hits: n.hits(),
+            misses: n.misses(),
+            errors: n.errors(),
+        }
+    });
+    let summary = summarize(
+        &harness,
+        &origin,
+        &settings.tasks,
+        tasks.items.len(),
+        &opened.identity,
+        &settings.config,
+        &output,
+        llama,
+        cache,
+    );
+    write_json_atomic(&settings.out.join("summary.json"), &summary)?;
+    Ok((summary, output))
+}

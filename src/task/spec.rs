@@ -1,0 +1,476 @@
+//! The task SPEC grammar of `hrl run --tasks` (several `--tasks` are concatenated):
+//!
+//! ```text
+//! families:FAMILIES[:KEY=VALUE]...   generated family instances
+//!     FAMILIES  `all` or comma-separated names (`count_primes,gcd`)
+//!     level=L   levels: `1`, `1,2` or `1-3`                       [default 1]
+//!     n=N       instances per family and level                    [default 8]
+//!     seed=S    generator seed                                    [default 0]
+//!     start=I   first instance index (disjoint sets: start=100)   [default 0]
+//! jsonl:PATH                          instances as written by `hrl tasks gen`
+//! lcb:DIR[:KEY=VALUE]...              LiveCodeBench code_generation_lite files
+//!     release=TAG   release_vN | release_latest | vN | vA_vB      [release_latest]
+//!     from=DATE, to=DATE   inclusive contest_date window
+//!     platform=P    leetcode | codeforces | atcoder
+//!     difficulty=D  easy | medium | hard
+//!     n=N, start=I  take N problems from position I (file, line order)
+//! humaneval:PATH                      reserved for the HumanEval source
+//! ```
+//!
+//! Options are the trailing `:key=value` segments, so a path may contain `:` as long
+//! as no segment after it looks like `key=value`. Items come out in a fixed order
+//! (spec order; families in the given order, or the registry's for `all`; levels
+//! ascending; indices ascending), so the same SPEC always names the same items.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Item, TaskError};
+use crate::families::{self, Instance, InstanceStream, Level};
+use crate::lcb::{self, DateBound, DateWindow, GradeConfig, Grader, LoadOptions, ReleaseTag};
+use crate::sandbox::SandboxConfig;
+
+/// A parsed task SPEC.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskSpec {
+    Families {
+        /// `None` = every registered family.
+        names: Option<Vec<String>>,
+        levels: Vec<u8>,
+        n: u64,
+        seed: u64,
+        start: u64,
+    },
+    Jsonl(PathBuf),
+    Lcb {
+        dir: PathBuf,
+        release: String,
+        from: Option<String>,
+        to: Option<String>,
+        platform: Option<String>,
+        difficulty: Option<String>,
+        n: Option<usize>,
+        start: usize,
+    },
+    HumanEval(PathBuf),
+}
+
+/// What loading code items needs (the grader's sandbox and settings).
+#[derive(Debug, Clone, Default)]
+pub struct TaskContext {
+    pub sandbox: SandboxConfig,
+    pub grade: GradeConfig,
+}
+
+/// Items loaded from one or more SPECs.
+#[derive(Debug, Clone)]
+pub struct TaskSet {
+    /// The SPEC strings, as given.
+    pub specs: Vec<String>,
+    pub items: Vec<Item>,
+}
+
+fn bad(spec: &str, message: impl Into<String>) -> TaskError {
+    TaskError::BadSpec {
+        spec: spec.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Split off the trailing `key=value` segments.
+fn split_options(rest: &str) -> (String, Vec<(String, String)>) {
+    let mut segs: Vec<&str> = rest.split(':').collect();
+    let mut opts = Vec::new();
+    while segs.len() > 1 {
+        let last = segs[segs.len() - 1];
+        match last.split_once('=') {
+            Some((k, v))
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
+            {
+                opts.push((k.to_string(), v.to_string()));
+                segs.pop();
+            }
+            _ => break,
+        }
+    }
+    opts.reverse();
+    (segs.join(":"), opts)
+}
+
+fn parse_levels(spec: &str, v: &str) -> Result<Vec<u8>, TaskError> {
+    let mut out = Vec::new();
+    for part in v.split(',') {
+        let range = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part.trim(), part.trim()),
+        };
+        let parse = |s: &str| {
+            s.parse::<u8>()
+                .map_err(|_| bad(spec, format!("level `{s}` is not a number")))
+                .and_then(|l| {
+                    Level::new(l)
+                        .map(|l| l.get())
+                        .map_err(|e| bad(spec, e.to_string()))
+                })
+        };
+        let (a, b) = (parse(range.0)?, parse(range.1)?);
+        if a > b {
+            return Err(bad(spec, format!("level range {a}-{b} is empty")));
+        }
+        for l in a..=b {
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+fn num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T, TaskError> {
+    v.parse()
+        .map_err(|_| bad(spec, format!("{key}=`{v}` is not a valid number")))
+}
+
+impl TaskSpec {
+    pub fn parse(spec: &str) -> Result<TaskSpec, TaskError> {
+        let (kind, rest) = spec.split_once(':').ok_or_else(|| {
+            bad(
+                spec,
+                "expected families:..., jsonl:PATH, lcb:DIR or humaneval:PATH",
+            )
+        })?;
+        match kind {
+            "families" => {
+                let (names, opts) = split_options(rest);
+                if names.is_empty() {
+                    return Err(bad(spec, "name the families (or `all`)"));
+                }
+                let names = if names == "all" {
+                    None
+                } else {
+                    let v: Vec<String> = names.split(',').map(|s| s.trim().to_string()).collect();
+                    for n in &v {
+                        families::get(n).map_err(|e| bad(spec, e.to_string()))?;
+                    }
+                    Some(v)
+                };
+                let (mut levels, mut n, mut seed, mut start) = (vec![1u8], 8u64, 0u64, 0u64);
+                for (k, v) in opts {
+                    match k.as_str() {
+                        "level" => levels = parse_levels(spec, &v)?,
+                        "n" => n = num(spec, "n", &v)?,
+                        "seed" => seed = num(spec, "seed", &v)?,
+                        "start" => start = num(spec, "start", &v)?,
+                        other => {
+                            return Err(bad(
+                                spec,
+                                format!("unknown option `{other}` (level, n, seed, start)"),
+                            ));
+                        }
+                    }
+                }
+                if n == 0 {
+                    return Err(bad(spec, "n must be at least 1"));
+                }
+                Ok(TaskSpec::Families {
+                    names,
+                    levels,
+                    n,
+                    seed,
+                    start,
+                })
+            }
+            "jsonl" => {
+                if rest.is_empty() {
+                    return Err(bad(spec, "jsonl: needs a path"));
+                }
+                Ok(TaskSpec::Jsonl(PathBuf::from(rest)))
+            }
+            "lcb" => {
+                let (dir, opts) = split_options(rest);
+                if dir.is_empty() {
+                    return Err(bad(spec, "lcb: needs a directory"));
+                }
+                let mut s = TaskSpec::Lcb {
+                    dir: PathBuf::from(dir),
+                    release: "release_latest".into(),
+                    from: None,
+                    to: None,
+                    platform: None,
+                    difficulty: None,
+                    n: None,
+                    start: 0,
+                };
+                let TaskSpec::Lcb {
+                    release,
+                    from,
+                    to,
+                    platform,
+                    difficulty,
+                    n,
+                    start,
+                    ..
+                } = &mut s
+                else {
+                    unreachable!()
+                };
+                for (k, v) in opts {
+                    match k.as_str() {
+                        "release" => {
+                            v.parse::<ReleaseTag>()
+                                .map_err(|e| bad(spec, e.to_string()))?;
+                            *release = v;
+                        }
+                        "from" => {
+                            DateBound::parse(&v).map_err(|e| bad(spec, e.to_string()))?;
+                            *from = Some(v);
+                        }
+                        "to" => {
+                            DateBound::parse(&v).map_err(|e| bad(spec, e.to_string()))?;
+                            *to = Some(v);
+                        }
+                        "platform" => {
+                            if !["leetcode", "codeforces", "atcoder"].contains(&v.as_str()) {
+                                return Err(bad(spec, format!("unknown platform `{v}`")));
+                            }
+                            *platform = Some(v);
+                        }
+                        "difficulty" => {
+                            if !["easy", "medium", "hard"].contains(&v.as_str()) {
+                                return Err(bad(spec, format!("unknown difficulty `{v}`")));
+                            }
+                            *difficulty = Some(v);
+                        }
+                        "n" => {
+                            let x: usize = num(spec, "n", &v)?;
+                            if x == 0 {
+                                return Err(bad(spec, "n must be at least 1"));
+                            }
+                            *n = Some(x);
+                        }
+                        "start" => *start = num(spec, "start", &v)?,
+                        other => {
+                            return Err(bad(
+                                spec,
+                                format!(
+                                    "unknown option `{other}` (release, from, to, platform, difficulty, n, start)"
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Ok(s)
+            }
+            "humaneval" => Ok(TaskSpec::HumanEval(PathBuf::from(rest))),
+            other => Err(bad(
+                spec,
+                format!("unknown source `{other}` (families, jsonl, lcb, humaneval)"),
+            )),
+        }
+    }
+
+    /// Load the items this SPEC names.
+    pub fn load(&self, spec_text: &str, ctx: &TaskContext) -> Result<Vec<Item>, TaskError> {
+        match self {
+            TaskSpec::Families {
+                names,
+                levels,
+                n,
+                seed,
+                start,
+            } => {
+                let fams: Vec<&'static dyn families::Family> = match names {
+                    None => families::registry().to_vec(),
+                    Some(v) => v
+                        .iter()
+                        .map(|n| families::get(n))
+                        .collect::<Result<_, _>>()?,
+                };
+                let mut items = Vec::new();
+                for fam in fams {
+                    for &l in levels {
+                        let stream = InstanceStream::new(fam, Level::new(l)?, *seed);
+                        for i in *start..start + n {
+                            items.push(Item::Answer {
+                                instance: Arc::new(stream.instance(i)),
+                                family: fam,
+                            });
+                        }
+                    }
+                }
+                Ok(items)
+            }
+            TaskSpec::Jsonl(path) => read_instances(path),
+            TaskSpec::Lcb {
+                dir,
+                release,
+                from,
+                to,
+                platform,
+                difficulty,
+                n,
+                start,
+            } => {
+                let window = DateWindow {
+                    from: from.as_deref().map(DateBound::parse).transpose()?,
+                    to: to.as_deref().map(DateBound::parse).transpose()?,
+                };
+                let opts = LoadOptions {
+                    release: release.parse::<ReleaseTag>()?,
+                    window,
+                    ..LoadOptions::default()
+                };
+                let ds = lcb::load_dir(dir, &opts)?;
+                let grader = Arc::new(Grader::new(ctx.sandbox.clone(), ctx.grade.clone())?);
+                let chosen: Vec<lcb::Problem> = ds
+                    .problems
+                    .into_iter()
+                    .filter(|p| platform.as_deref().is_none_or(|x| p.platform.as_str() == x))
+                    .filter(|p| {
+                        difficulty
+                            .as_deref()
+                            .is_none_or(|x| p.difficulty.as_str() == x)
+                    })
+                    .skip(*start)
+                    .take(n.unwrap_or(usize::MAX))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err(bad(spec_text, "no LiveCodeBench problem matches"));
+                }
+                Ok(chosen
+                    .into_iter()
+                    .map(|p| Item::Code(Arc::new(super::lcb::LcbTask::new(p, Arc::clone(&grader)))))
+                    .collect())
+            }
+            TaskSpec::HumanEval(_) => Err(bad(
+                spec_text,
+                "the HumanEval source is not available in this build yet",
+            )),
+        }
+    }
+}
+
+impl TaskSet {
+    /// Parse and load several SPECs, in order. Duplicate item ids are refused (a
+    /// result table must not count one item twice).
+    pub fn load(specs: &[String], ctx: &TaskContext) -> Result<TaskSet, TaskError> {
+        if specs.is_empty() {
+            return Err(bad("", "give at least one task SPEC"));
+        }
+        let mut items = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for s in specs {
+            let spec = TaskSpec::parse(s)?;
+            for item in spec.load(s, ctx)? {
+                if !seen.insert(item.id()) {
+                    return Err(bad(s, format!("item {} is named twice", item.id())));
+                }
+                items.push(item);
+            }
+        }
+        Ok(TaskSet {
+            specs: specs.to_vec(),
+            items,
+        })
+    }
+}
+
+/// Read instances written by `hrl tasks gen` (one JSON object per line).
+pub fn read_instances(path: &Path) -> Result<Vec<Item>, TaskError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TaskError::BadInstance {
+        path: path.display().to_string(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let err = |message: String| TaskError::BadInstance {
+            path: path.display().to_string(),
+            line: i + 1,
+            message,
+        };
+        let inst: Instance = serde_json::from_str(line).map_err(|e| err(e.to_string()))?;
+        items.push(Item::answer(inst).map_err(|e| err(e.to_string()))?);
+    }
+    if items.is_empty() {
+        return Err(TaskError::BadInstance {
+            path: path.display().to_string(),
+            line: 0,
+            message: "no instances".into(),
+        });
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_grammar() {
+        let s = TaskSpec::parse("families:gcd,count_primes:level=1-2:n=3:seed=5:start=10").unwrap();
+        assert_eq!(
+            s,
+            TaskSpec::Families {
+                names: Some(vec!["gcd".into(), "count_primes".into()]),
+                levels: vec![1, 2],
+                n: 3,
+                seed: 5,
+                start: 10
+            }
+        );
+        let items = s.load("x", &TaskContext::default()).unwrap();
+        assert_eq!(items.len(), 12);
+        assert_eq!(items[0].id(), "gcd/L1/s5/i10");
+        assert_eq!(items[3].id(), "gcd/L2/s5/i10");
+        assert_eq!(items[11].id(), "count_primes/L2/s5/i12");
+        let all = TaskSpec::parse("families:all:n=1").unwrap();
+        assert_eq!(
+            all.load("x", &TaskContext::default()).unwrap().len(),
+            families::registry().len()
+        );
+        for bad_spec in [
+            "families:",
+            "families:nope",
+            "families:gcd:level=0",
+            "families:gcd:level=3-1",
+            "families:gcd:n=0",
+            "families:gcd:colour=red",
+            "nothing",
+            "web:x",
+        ] {
+            assert!(TaskSpec::parse(bad_spec).is_err(), "{bad_spec}");
+        }
+    }
+
+    #[test]
+    fn lcb_grammar_keeps_colons_in_paths() {
+        let s = TaskSpec::parse("lcb:/data/a:b/lcb:release=v6:from=2024-08-01:n=5").unwrap();
+        let TaskSpec::Lcb {
+            dir,
+            release,
+            from,
+            n,
+            ..
+        } = s
+        else {
+            panic!()
+        };
+        assert_eq!(dir, PathBuf::from("/data/a:b/lcb"));
+        assert_eq!(release, "v6");
+        assert_eq!(from.as_deref(), Some("2024-08-01"));
+        assert_eq!(n, Some(5));
+        assert!(TaskSpec::parse("lcb:x:release=v99x").is_err());
+        assert!(TaskSpec::parse("lcb:x:platform=hackerrank").is_err());
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        let specs = vec!["families:gcd:n=2".to_string(), "families:gcd:n=1".into()];
+        assert!(TaskSet::load(&specs, &TaskContext::default()).is_err());
+    }
+}
