@@ -105,8 +105,11 @@ pub struct OpenOptions {
 pub struct BuildIdentity {
     pub crate_version: String,
     pub target_arch: String,
-    /// SIMD features the build was compiled for (they select llama.cpp's kernels).
+    /// SIMD features the Rust code was compiled for.
     pub target_features: Vec<String>,
+    /// What llama.cpp's kernels were compiled for, as llama.cpp reports it
+    /// (`AVX2`, `FMA`, `F16C`, `OPENMP`, ...; empty without the `llama` feature).
+    pub llama_features: Vec<String>,
     pub cuda: bool,
     /// The llama.cpp binding (`llama-cpp-2` version).
     pub llama_cpp: String,
@@ -138,15 +141,24 @@ impl BuildIdentity {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             target_arch: std::env::consts::ARCH.to_string(),
             target_features: f,
+            #[cfg(feature = "llama")]
+            llama_features: super::llama::build_features(),
+            #[cfg(not(feature = "llama"))]
+            llama_features: Vec::new(),
             cuda: cfg!(feature = "cuda"),
             llama_cpp: "llama-cpp-2 0.1.160".to_string(),
         }
     }
 
-    /// `x86_64+avx+avx2+fma` (and `+cuda`).
+    /// `x86_64+AVX2+FMA+...` (llama.cpp's features, else the Rust target's; `+cuda`).
     pub fn short(&self) -> String {
         let mut s = self.target_arch.clone();
-        for f in &self.target_features {
+        let feats = if self.llama_features.is_empty() {
+            &self.target_features
+        } else {
+            &self.llama_features
+        };
+        for f in feats {
             s.push('+');
             s.push_str(f);
         }

@@ -436,17 +436,28 @@ impl Declarative {
             check_template(r, CODE_RULE_VARS).or_else(|m| bad("format.code_rule".into(), m))?;
         }
         check_sampling_values(&sampling)?;
+        if let Some(seed) = self.sampling.seed
+            && seed > i64::MAX as u64
+        {
+            return bad(
+                "sampling.seed".into(),
+                format!(
+                    "{seed} is above {} (TOML integers are 64-bit signed)",
+                    i64::MAX
+                ),
+            );
+        }
         Ok(())
     }
 
     /// What the content hash covers: everything but `name` and `description`.
     pub fn content(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("a harness serialises");
-        if let Some(m) = v.as_object_mut() {
-            m.remove("name");
-            m.remove("description");
-        }
-        v
+        // Empty labels are not serialised, so clearing them leaves the fields in
+        // declaration order (a map removal could reorder them).
+        let mut c = self.clone();
+        c.name.clear();
+        c.description.clear();
+        serde_json::to_value(c).expect("a harness serialises")
     }
 }
 

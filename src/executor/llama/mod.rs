@@ -368,6 +368,35 @@ fn chatml() -> LlamaChatTemplate {
     LlamaChatTemplate::new("chatml").expect("no NUL in a literal")
 }
 
+/// llama.cpp's own description of its build (`llama_print_system_info`): the CPU
+/// features its kernels were compiled for (`AVX2 = 1 | ...`), OpenMP, repacking.
+pub fn system_info() -> String {
+    // SAFETY: returns a pointer to a static NUL-terminated string owned by llama.cpp.
+    let p = unsafe { llama_cpp_sys_2::llama_print_system_info() };
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-null, NUL-terminated, static.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The enabled entries of [`system_info`] (`AVX2`, `FMA`, `OPENMP`, ...), sorted.
+pub fn build_features() -> Vec<String> {
+    let mut v: Vec<String> = system_info()
+        .split('|')
+        .filter_map(|part| {
+            let (k, val) = part.split_once('=')?;
+            let k = k.trim().rsplit(':').next()?.trim();
+            (val.trim() == "1" && !k.is_empty()).then(|| k.to_string())
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 /// Fold a 64-bit seed into the 32-bit seed llama.cpp's sampler takes.
 pub fn sampler_seed(seed: u64) -> u32 {
     ((seed >> 32) ^ (seed & 0xFFFF_FFFF)) as u32

@@ -1,0 +1,152 @@
+//! Shared helpers of the harness tests: a SmolLM2 executor with a private completion
+//! cache, a sandbox, running a harness on a task SPEC, and writing harness files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use harness_rl::executor::spec::{CacheSetting, ExecutorSpec, OpenOptions, OpenedExecutor};
+use harness_rl::harness::Harness;
+use harness_rl::harness::runtime::{self, RunConfig, RunContext, RunOutput};
+use harness_rl::models;
+use harness_rl::sandbox::{Sandbox, SandboxConfig};
+use harness_rl::task::TaskSet;
+use harness_rl::task::spec::TaskContext;
+
+/// Tests that run the model or many sandboxes hold this, so timing limits are not
+/// skewed by the other tests on a 2-core machine.
+pub fn heavy() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn sandbox() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        Sandbox::new(SandboxConfig::default())
+            .expect("the harness tests need bubblewrap (`make deps`) and writable cgroups (root)")
+    })
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn seed_harness(name: &str) -> PathBuf {
+    repo().join("suites/harnesses").join(name)
+}
+
+/// The default model, which must be installed (`make test` fetches it).
+pub fn smol() -> &'static str {
+    let m = models::known(models::DEFAULT_MODEL).expect("the default model is known");
+    assert!(
+        m.is_installed(),
+        "{} is not installed: run `hrl models fetch {}`",
+        m.name,
+        m.name
+    );
+    m.name
+}
+
+/// SmolLM2 on one thread with `n_parallel` slots and a completion cache in `dir`
+/// (fresh for every test, so nothing comes from an earlier run).
+pub fn open_smol(n_parallel: u32, dir: &Path) -> OpenedExecutor {
+    let spec = ExecutorSpec::parse(&format!(
+        "llama:{},threads=1,n_parallel={n_parallel},ctx=1024",
+        smol()
+    ))
+    .unwrap();
+    spec.open(&OpenOptions {
+        cache: CacheSetting::Path(dir.join("cache.sqlite")),
+    })
+    .expect("SmolLM2 opens")
+}
+
+pub fn items(specs: &[&str]) -> TaskSet {
+    let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+    TaskSet::load(&specs, &TaskContext::default()).expect("task spec loads")
+}
+
+/// Run `harness` on the items of `specs` with `exec`.
+pub fn run(
+    harness: &Harness,
+    specs: &[&str],
+    exec: &OpenedExecutor,
+    config: &RunConfig,
+) -> RunOutput {
+    let tasks = items(specs);
+    run_items(harness, &tasks.items, exec, config)
+}
+
+pub fn run_items(
+    harness: &Harness,
+    items: &[harness_rl::task::Item],
+    exec: &OpenedExecutor,
+    config: &RunConfig,
+) -> RunOutput {
+    let ctx = RunContext {
+        harness,
+        origin: "test",
+        executor: exec.executor.clone(),
+        executor_ref: exec.identity.reference(),
+        sandbox: sandbox(),
+        config,
+    };
+    runtime::run(&ctx, items, &HashMap::new(), &mut |_| Ok(()), &|_| {}).expect("the run completes")
+}
+
+/// A program harness from source.
+pub fn program(source: &str) -> Harness {
+    Harness::parse_program(source, "test.py", "test".into()).expect("a valid program harness")
+}
+
+/// A unique token for process-survival checks.
+pub fn token() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "hrlharnesstok{}x{}x{}",
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Host processes whose command line carries `token`.
+pub fn survivors(token: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(token) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A private HRL_HOME for CLI runs: the installed models linked in, an empty cache.
+pub fn private_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let models = home.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for m in models::KNOWN_MODELS {
+        if m.is_installed() {
+            std::os::unix::fs::symlink(m.path(), models.join(m.path().file_name().unwrap()))
+                .unwrap();
+        }
+    }
+    home
+}
