@@ -332,7 +332,11 @@ fn generate_kv_unified_reaches_llama_cpp_and_shares_prefixes() {
     let (streams, setting) = run(false);
     assert_eq!(setting.as_deref(), Some("false"));
     let (unified, setting) = run(true);
-    assert_eq!(setting.as_deref(), Some("true"), "--kv-unified did not reach llama.cpp");
+    assert_eq!(
+        setting.as_deref(),
+        Some("true"),
+        "--kv-unified did not reach llama.cpp"
+    );
     assert_eq!(unified.len(), 4);
     let first_word = |v: &serde_json::Value| {
         v["text"]
