@@ -975,6 +975,25 @@ fn cli_prints_the_result_as_json() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.py"));
 
+    // A reader that goes away before the result is printed is not a failure (exit 0,
+    // as the exit-code table says), and certainly not a panic.
+    std::fs::write(&prog, "print('result')\n").unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrl"))
+        .args(["sandbox", "run"])
+        .arg(&prog)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // Without --stdin the program reads an empty input, never hrl's own stdin.
     std::fs::write(&prog, "import sys\nprint(repr(sys.stdin.read()))\n").unwrap();
     let out = Command::cargo_bin("hrl")
