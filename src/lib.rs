@@ -10,6 +10,7 @@ pub mod error;
 pub mod executor;
 pub mod families;
 pub mod home;
+pub mod jsonl;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;

@@ -330,12 +330,25 @@ pub fn generate_many(
 
 /// The sentence every question ends with, so the answer convention is stated the same
 /// way everywhere. `format` describes the required answer format ("as a single
-/// integer"); `example` is an illustrative answer in that format that must not be the
-/// gold answer of the instance.
-pub fn answer_instruction(format: &str, example: &str) -> String {
-    format!(
-        "Give your final answer {format} inside <answer></answer> tags, for example <answer>{example}</answer>."
-    )
+/// integer", "as yes or no").
+///
+/// `example`, when given, is shown in tags. The rule every family follows: an example
+/// is shown only where one can be built **from what the question shows** so that it
+/// can never be right — a count above the largest possible count, a grid of the wrong
+/// size, a list of the wrong length, an expression over other numbers. It is never
+/// chosen by looking at the gold answer (an example picked as "7 unless the answer is
+/// 7" would give the answer away to anyone who sees many questions, a proposer in
+/// particular). Where no such example exists — yes/no, true/false, option letters and
+/// other closed vocabularies, free words, free integers — `format` names the allowed
+/// values and no example is shown. So a response that echoes the question never
+/// contains a tagged answer the verifier accepts (a registry-wide test checks it).
+pub fn answer_instruction(format: &str, example: Option<&str>) -> String {
+    match example {
+        Some(example) => format!(
+            "Give your final answer {format} inside <answer></answer> tags, for example <answer>{example}</answer>."
+        ),
+        None => format!("Give your final answer {format} inside <answer></answer> tags."),
+    }
 }
 
 #[cfg(test)]

@@ -564,6 +564,10 @@ fn puzzle24_accepts_any_exact_expression_using_each_number_once() {
     }
     assert_eq!(verify("puzzle24", &two, "4 6 * 1 1"), 0.0);
     assert_eq!(verify("puzzle24", &two, "46 - 11 - 11"), 0.0);
+    // Leading zeros do not change a number (as for every integer answer): `06` is the
+    // given 6. No given number is 0, so a leading zero cannot join two numbers.
+    assert_eq!(verify("puzzle24", &two, "04 * 06 * 01 * 1"), 1.0);
+    assert_eq!(verify("puzzle24", &two, "4 * 6 * 011"), 0.0);
 }
 
 /// Every way of damaging one metadata field: the verifier must not panic, and the

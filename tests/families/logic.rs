@@ -507,9 +507,22 @@ fn propositional_logic_letters() {
     let inst = families::generate(f, Level::new(2).unwrap(), 4, 4);
     let g = inst.answer.clone();
     assert_eq!(f.verify(&inst, &format!("({g})")), 1.0);
+    assert_eq!(f.verify(&inst, &format!("{g})")), 1.0);
+    assert_eq!(f.verify(&inst, &format!("( {g} )")), 1.0);
     assert_eq!(f.verify(&inst, &g.to_lowercase()), 1.0);
     assert_eq!(f.verify(&inst, "A, B, C, D"), 0.0);
     assert_eq!(f.verify(&inst, &format!("{g}. because")), 0.0);
+    // Only the ways options are labelled: `B`, `(B)`, `B)`.
+    for bad in [
+        format!("({g}"),
+        format!("{g}."),
+        format!("[{g}]"),
+        format!("(({g}))"),
+        format!("{g}{g}"),
+        "E".to_string(),
+    ] {
+        assert_eq!(f.verify(&inst, &bad), 0.0, "{bad}");
+    }
 }
 
 #[test]

@@ -7,7 +7,9 @@
 
 mod algorithmic;
 mod arithmetic;
+mod cli;
 mod cognition;
+mod formats;
 mod games;
 mod graphs;
 mod logic;

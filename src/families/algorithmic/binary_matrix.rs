@@ -125,7 +125,7 @@ impl Family for BinaryMatrix {
                 grid_text(&m),
                 answer_instruction(
                     "as the matrix of distances, one row per line, numbers separated by spaces",
-                    example
+                    Some(example)
                 )
             ),
             answer: grid_text(&gold),

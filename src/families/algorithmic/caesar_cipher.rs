@@ -146,7 +146,7 @@ impl Family for CaesarCipher {
             question: format!(
                 "Decrypt this Caesar cipher text. {how} Spaces are unchanged. Case does not \
                  matter.\n\nCiphertext: {cipher}\n\n{}",
-                answer_instruction("as the decrypted text only", "THE QUICK BROWN FOX")
+                answer_instruction("as the decrypted text only", Some("THE QUICK BROWN FOX"))
             ),
             answer: plain.clone(),
             metadata: json!({
@@ -194,6 +194,13 @@ mod tests {
         let key = if k == 3 { 4 } else { 3 };
         assert!(super::ambiguous(&shift(&a, key), key), "{a} / {k}");
         assert!(!super::ambiguous(&shift("MOUNTAIN GARDEN", 4), 4));
+    }
+
+    #[test]
+    fn the_format_example_is_never_a_plaintext() {
+        // Plaintexts are list words; the example's words are not all in the list.
+        let words = ["the", "quick", "brown", "fox"];
+        assert!(!words.iter().all(|w| super::WORDS.contains(w)));
     }
 
     #[test]

@@ -12,9 +12,9 @@
 //! differs from an isomorphic one by a single character (a merge or a split of a
 //! mapping), which is what makes it hard.
 //!
-//! The format example in the question is always `true`, whatever the answer: with a
-//! yes/no answer no example can avoid being right half the time, and a fixed one
-//! carries no information about the instance.
+//! The question names the two allowed answers and shows no tagged example: with a
+//! true/false answer any example is right half the time, so a response that merely
+//! echoed the question would earn credit.
 
 use std::sync::OnceLock;
 
@@ -73,7 +73,8 @@ impl Family for IsomorphicStrings {
         "Decide whether two strings are isomorphic (true/false)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (`true` made an echoed question score on every true instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, amin, amax) = PARAMS[level.idx()];
@@ -116,7 +117,7 @@ impl Family for IsomorphicStrings {
                  occurrence of a character is replaced by the same character, no two different \
                  characters are replaced by the same character, and the order is kept (a \
                  character may map to itself).\n{}",
-                answer_instruction("as the single word true or false", "true")
+                answer_instruction("as the single word true or false", None)
             ),
             answer: want.to_string(),
             metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "s": s, "t": t}),

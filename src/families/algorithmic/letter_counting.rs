@@ -99,7 +99,7 @@ impl Family for LetterCounting {
             question: format!(
                 "How many times does the letter \"{letter_s}\" appear in the following text? \
                  Count upper-case and lower-case occurrences alike.\n\nText: \"{text}\"\n\n{}",
-                answer_instruction("as a single integer", &count_example(text.len()))
+                answer_instruction("as a single integer", Some(&count_example(text.len())))
             ),
             answer: gold.to_string(),
             metadata: json!({

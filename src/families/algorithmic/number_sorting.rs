@@ -3,9 +3,10 @@
 //! Numbers are compared as exact decimals (never as floats), and there is no tolerance:
 //! an answer is right only if it lists exactly the given numbers (with multiplicity) in
 //! the requested order. A number may be written with or without trailing zeros
-//! (`2.50` equals `2.5`), with a leading `+`, or as `.5` for `0.5`; items are separated
-//! by commas and/or whitespace, optionally inside one pair of brackets. Thousands
-//! separators are not allowed inside the list (a comma always separates items).
+//! (`2.50` equals `2.5`), with a leading `+` or leading zeros, or as `.5` for `0.5`;
+//! items are separated by commas and/or whitespace, optionally inside one pair of
+//! brackets. Thousands separators are not allowed inside the list (a comma always
+//! separates items).
 //!
 //! Levels (count, magnitude bound, decimal places):
 //! 1: 3..=5 integers in 0..=99 · 2: 5..=8 integers in -100..=100 ·
@@ -189,7 +190,7 @@ impl Family for NumberSorting {
                 "Sort these numbers in {dir} order. Keep every number, including repeats, \
                  and write each one exactly (no rounding).\n\nNumbers: {}\n\n{}",
                 numbers.join(", "),
-                answer_instruction("as the sorted numbers separated by commas", example)
+                answer_instruction("as the sorted numbers separated by commas", Some(example))
             ),
             answer: gold.join(", "),
             metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "numbers": numbers, "order": dir}),

@@ -83,7 +83,7 @@ impl Family for RotateMatrix {
                 grid_text(&m),
                 answer_instruction(
                     "as the rotated matrix, one row per line, numbers separated by spaces",
-                    example
+                    Some(example)
                 )
             ),
             answer: grid_text(&gold),

@@ -53,7 +53,7 @@ impl Family for SpellBackward {
             question: format!(
                 "Spell the word \"{word}\" backwards: write its letters in reverse order as a \
                  single word, with no spaces or punctuation. Case does not matter.\n{}",
-                answer_instruction("as one word", "olleh")
+                answer_instruction("as one word", Some("olleh"))
             ),
             answer: gold,
             metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "word": word}),
@@ -63,16 +63,21 @@ impl Family for SpellBackward {
         let Some(word) = meta_str(instance, "word") else {
             return 0.0;
         };
-        let a = answer.trim();
-        let want = reversed(word);
-        if a.chars().count() == want.chars().count()
-            && a.chars()
-                .zip(want.chars())
-                .all(|(x, y)| x.to_lowercase().eq(y.to_lowercase()))
-        {
+        // ASCII case only: a lookalike such as U+212A KELVIN SIGN is not `k`.
+        if answer.trim().eq_ignore_ascii_case(&reversed(word)) {
             1.0
         } else {
             0.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::words::WORDS;
+
+    #[test]
+    fn the_format_example_is_never_a_reversed_list_word() {
+        assert!(!WORDS.contains(&"hello"));
     }
 }

@@ -104,7 +104,7 @@ impl Family for SpiralMatrix {
                 grid_text(&m),
                 answer_instruction(
                     "as the numbers in spiral order separated by spaces",
-                    "1 2 3"
+                    Some("1 2 3")
                 )
             ),
             answer: gold_s.join(" "),

@@ -116,11 +116,11 @@ impl Family for WordSorting {
                 words.join(", "),
                 answer_instruction(
                     "as the sorted words separated by commas",
-                    if descending {
+                    Some(if descending {
                         "zulu, Yankee, Xray"
                     } else {
                         "Xray, Yankee, zulu"
-                    }
+                    })
                 )
             ),
             answer: gold,

@@ -82,7 +82,8 @@ impl Family for BaseConversion {
         "Convert an integer from one base (2..36) to another"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (it was chosen by looking at the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let bases = match level.idx() {
@@ -112,7 +113,6 @@ impl Family for BaseConversion {
         let value = rng.random_range(MIN_VALUE[i]..=MAX_VALUE[i]);
         let number = to_base(value, from);
         let answer = to_base(value, to);
-        let example = if answer == "101" { "110" } else { "101" };
         Generated {
             question: format!(
                 "Convert the number {number}, written in {}, to {}. Digits above 9 are written \
@@ -120,7 +120,7 @@ impl Family for BaseConversion {
                  digits only, without a prefix such as 0x.\n{}",
                 base_name(from),
                 base_name(to),
-                answer_instruction(&format!("as a base-{to} numeral"), example)
+                answer_instruction(&format!("as a base-{to} numeral"), None)
             ),
             answer,
             metadata: metadata(

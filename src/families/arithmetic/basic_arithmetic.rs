@@ -185,7 +185,8 @@ impl Family for BasicArithmetic {
         "Evaluate an integer expression with + - * / (exact) and parentheses"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (no integer is ruled out by the question alone).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -219,13 +220,12 @@ impl Family for BasicArithmetic {
         tree.render(root, &mut expr);
         let mut rpn = Vec::with_capacity(tree.nodes.len());
         tree.rpn(root, &mut rpn);
-        let example = if value == -7 { "12" } else { "-7" };
         Generated {
             question: format!(
                 "Evaluate the following integer expression. Multiplication and division are done \
                  before addition and subtraction, operators of equal precedence are applied from \
                  left to right, and every division in it is exact.\n\n{expr}\n\n{}",
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", None)
             ),
             answer: value.to_string(),
             metadata: metadata(

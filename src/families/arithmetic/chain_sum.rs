@@ -41,7 +41,8 @@ impl Family for ChainSum {
         "Evaluate a chain of integer additions and subtractions"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it exceeds the sum of the magnitudes).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -64,11 +65,13 @@ impl Family for ChainSum {
             total += signed;
             terms.push(signed);
         }
-        let example = if total == 10 { "-3" } else { "10" };
+        // |total| <= the sum of the terms' magnitudes, so one more than that sum (read
+        // off the question) is never the answer.
+        let example = (terms.iter().map(|t| t.abs()).sum::<i64>() + 1).to_string();
         Generated {
             question: format!(
                 "Compute the value of {expr}.\n{}",
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", Some(&example))
             ),
             answer: total.to_string(),
             metadata: metadata(

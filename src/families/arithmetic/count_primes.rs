@@ -85,7 +85,7 @@ impl Family for CountPrimes {
         Generated {
             question: format!(
                 "How many prime numbers are there between {start} and {end}, inclusive?\n{}",
-                answer_instruction("as a single integer", &(end - start + 2).to_string())
+                answer_instruction("as a single integer", Some(&(end - start + 2).to_string()))
             ),
             answer: count.to_string(),
             metadata: metadata(

@@ -7,8 +7,11 @@
 //! 3: 1..=100, 2..=100, k 2..=20 · 4: 1..=1_000, 2..=1_000, k 2..=50 ·
 //! 5: 1..=10_000, 2..=10_000, k 2..=500.
 //! Gold: `a/b`. Verifier: the answer must contain a `/` and equal `a/b` exactly
-//! (`parse::fraction`: whitespace around the slash and `1,000` tolerated); an equal but
-//! unreduced fraction such as `2/4` for `1/2` scores 0, as the question says.
+//! (`parse::fraction`: whitespace around the slash, a `+` on the numerator, leading
+//! zeros and `1,000` tolerated; the denominator carries no sign, so `a/-b`, `a/+b` and
+//! `-a/-b` score 0); an equal but unreduced fraction such as `2/4` for `1/2` scores 0,
+//! as the question says. No format example is shown (any fraction chosen without
+//! looking at the gold could be it).
 //! Metadata: `numerator`, `denominator` (the fraction shown).
 
 use std::sync::OnceLock;
@@ -38,7 +41,8 @@ impl Family for FractionSimplification {
         "Reduce a fraction to lowest terms"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (it was chosen by looking at the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (m, k) = PARAMS[level.idx()];
@@ -59,13 +63,12 @@ impl Family for FractionSimplification {
         };
         let k = rng.random_range(2..=kmax);
         let (num, den) = (a * k, b * k);
-        let example = if (a, b) == (3, 7) { "5/9" } else { "3/7" };
         Generated {
             question: format!(
                 "Simplify the fraction {num}/{den} to lowest terms, i.e. write it as p/q where \
                  p and q have no common factor other than 1. An equal fraction that is not \
                  fully reduced is wrong.\n{}",
-                answer_instruction("as p/q", example)
+                answer_instruction("as p/q", None)
             ),
             answer: format!("{a}/{b}"),
             metadata: metadata(

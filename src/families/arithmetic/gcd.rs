@@ -42,7 +42,8 @@ impl Family for Gcd {
         "Greatest common divisor of several positive integers"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it is the smallest number plus one).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -59,12 +60,14 @@ impl Family for Gcd {
             }
         };
         let answer = numbers.iter().fold(0, |acc, &x| gcd(acc, x));
-        let example = if answer == 7 { "9" } else { "7" };
+        // The gcd divides every number, so it is at most the smallest one: one more
+        // than that (read off the question) is never the answer.
+        let example = (numbers.iter().min().copied().unwrap_or(1) + 1).to_string();
         Generated {
             question: format!(
                 "Find the greatest common divisor (GCD) of {}.\n{}",
                 join_and(&numbers),
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", Some(&example))
             ),
             answer: answer.to_string(),
             metadata: metadata(

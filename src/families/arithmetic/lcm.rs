@@ -39,7 +39,8 @@ impl Family for Lcm {
         "Least common multiple of several positive integers"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it is the largest number plus one).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -56,12 +57,14 @@ impl Family for Lcm {
         };
         // 1000^5 < 2^64, so the fold cannot overflow.
         let answer = numbers.iter().fold(1u64, |acc, &x| acc / gcd(acc, x) * x);
-        let example = if answer == 60 { "84" } else { "60" };
+        // The lcm is a multiple of the largest number (>= 2), so the largest number
+        // plus one (read off the question) is never the answer.
+        let example = (numbers.iter().max().copied().unwrap_or(1) + 1).to_string();
         Generated {
             question: format!(
                 "Find the least common multiple (LCM) of {}.\n{}",
                 join_and(&numbers),
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", Some(&example))
             ),
             answer: answer.to_string(),
             metadata: metadata(

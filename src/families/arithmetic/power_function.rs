@@ -90,7 +90,8 @@ impl Family for PowerFunction {
         "Compute an exact integer power or a modular power"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (the modulus, or 1 for exact powers).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let e = &EXACT[level.idx()];
@@ -148,11 +149,13 @@ impl Family for PowerFunction {
             );
             (b, e as u64, None, v, shown)
         };
-        let example = if value == 1024 { "243" } else { "1024" };
+        // A remainder is below the modulus, so the modulus is never the answer; an exact
+        // power of a base with |base| >= 2 and exponent >= 2 is never 1.
+        let example = modulus.map_or_else(|| "1".to_string(), |m| m.to_string());
         Generated {
             question: format!(
                 "{shown}\n{}",
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", Some(&example))
             ),
             answer: value.to_string(),
             metadata: metadata(

@@ -129,7 +129,7 @@ impl Family for PrimeFactorization {
                 "Find the prime factorization of {n}. Write it as a product of prime numbers \
                  separated by ×, listing repeated primes again (for example 12 = 2 × 2 × 3); \
                  powers such as 2^2 are also accepted.\n{}",
-                answer_instruction("as a product of primes", example)
+                answer_instruction("as a product of primes", Some(example))
             ),
             answer,
             metadata: metadata(

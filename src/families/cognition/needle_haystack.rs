@@ -11,8 +11,11 @@
 //! 5: 360, 60.
 //! Gold: the value as written in the text (a word, a city or a number).
 //! Verifier: compares after trimming, dropping one trailing `.`, collapsing whitespace,
-//! ignoring letter case (values are not case-sensitive) and dropping one leading
-//! article (`a`, `an`, `the`); numbers must match exactly.
+//! ignoring ASCII letter case (values are not case-sensitive; Unicode lookalikes are
+//! never folded) and dropping one leading article (`a`, `an`, `the`); numbers must
+//! match exactly as written (no `+`, no leading zeros: the answer is the value as
+//! stated in the notes). The format example (`marigold`, `1234`) is never a value of
+//! any attribute (a unit test checks the lists).
 //! Metadata: `facts` (`[name, attribute, value]` in order of appearance), `query`
 //! (`name`, `attribute`), `fillers` (how many filler sentences).
 
@@ -39,7 +42,8 @@ const PARAGRAPH: usize = 6;
 fn normalise(s: &str) -> String {
     let t = s.trim();
     let t = t.strip_suffix('.').unwrap_or(t);
-    let t = parse::collapse_ws(t).to_lowercase();
+    // ASCII case only: Unicode lookalikes (U+212A KELVIN SIGN for `k`) do not fold.
+    let t = parse::collapse_ws(t).to_ascii_lowercase();
     for article in ["a ", "an ", "the "] {
         if let Some(rest) = t.strip_prefix(article) {
             return rest.to_string();
@@ -157,7 +161,7 @@ impl Family for NeedleHaystack {
                 "Read the following notes.\n\n{text}\n\nQuestion: {} Answer with {what} exactly as \
                  it is stated in the notes.\n{}",
                 attr.question.replace("{N}", NAMES[qn]),
-                answer_instruction("as a single value", example)
+                answer_instruction("as a single value", Some(example))
             ),
             answer: gold,
             metadata: metadata(
@@ -183,6 +187,16 @@ impl Family for NeedleHaystack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_format_examples_are_never_a_value() {
+        for a in ATTRIBUTES {
+            match a.values {
+                Values::Words(w) => assert!(!w.iter().any(|v| normalise(v) == "marigold")),
+                Values::Number(lo, hi) => assert!(!(lo..=hi).contains(&1234)),
+            }
+        }
+    }
 
     #[test]
     fn word_lists_are_sound() {

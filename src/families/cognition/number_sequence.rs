@@ -388,7 +388,8 @@ impl Family for NumberSequence {
         "Continue an integer sequence built from composed rules (answer provably unique)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (no integer is ruled out by the question alone).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let pieces: &[&str] = match level.idx() {
@@ -432,7 +433,6 @@ impl Family for NumberSequence {
         };
         let next = terms[shown];
         let list: Vec<String> = terms[..shown].iter().map(i64::to_string).collect();
-        let example = if next == 42 { "-5" } else { "42" };
         Generated {
             question: format!(
                 "What is the next term of this integer sequence?\n\n{}, ?\n\nThe sequence \
@@ -441,7 +441,7 @@ impl Family for NumberSequence {
                  or interleaving of such patterns. The terms shown are enough to determine \
                  the next one.\n{}",
                 list.join(", "),
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", None)
             ),
             answer: next.to_string(),
             metadata: metadata(

@@ -134,7 +134,8 @@ impl Family for RectangleCount {
         "Count the complete rectangles drawn in an ASCII grid"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (one more than the outlines drawn).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -205,7 +206,10 @@ impl Family for RectangleCount {
         } else {
             ""
         };
-        let example = if count == 4 { "2" } else { "4" };
+        // Every drawn outline, complete or broken, has four `+` corners, so one more
+        // than a quarter of the `+` signs in the grid is never the answer.
+        let corners = c.cells.iter().filter(|&&b| b == b'+').count();
+        let example = (corners / 4 + 1).to_string();
         Generated {
             question: format!(
                 "The grid below ({} columns × {} rows) shows rectangle outlines drawn with '+' \
@@ -215,7 +219,7 @@ impl Family for RectangleCount {
                 p.w,
                 p.h,
                 grid.join("\n"),
-                answer_instruction("as a single integer", example)
+                answer_instruction("as a single integer", Some(&example))
             ),
             answer: count.to_string(),
             metadata: metadata(

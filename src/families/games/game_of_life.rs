@@ -105,7 +105,7 @@ column to the left of the first column is the last column, so every cell has exa
 3 live neighbours stays alive, any other live cell dies; a dead cell with exactly 3 live neighbours becomes \
 alive, any other dead cell stays dead.\n\n{grid_text}\n\nWhat is the grid after {steps} {plural}? Write the whole \
 grid: {rows} lines (one per row, top to bottom), each with {cols} cells written 0 or 1 and separated by single spaces.\n{}",
-            answer_instruction("as the whole grid", "0 1 0\n1 0 0")
+            answer_instruction("as the whole grid", Some("0 1 0\n1 0 0"))
         );
         Generated {
             question,

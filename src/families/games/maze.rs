@@ -75,7 +75,8 @@ impl Family for Maze {
         "Minimum number of steps from start to goal in a grid maze"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is the number of open cells (never the answer), not a value chosen by looking at the gold.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (rows, cols, p, min) = PARAMS[level.idx()];
@@ -125,12 +126,15 @@ impl Family for Maze {
                     .collect()
             })
             .collect();
+        // A shortest route visits distinct open cells, so it has fewer steps than there
+        // are open cells: their number (read off the grid) is never the answer.
+        let open_cells = open.iter().filter(|&&o| o).count();
         let question = format!(
             "In the maze below, # is a wall, . is an open cell, S is the start and G is the goal (both open). \
 A step moves to the next cell up, down, left or right (not diagonally), only onto open cells and never off the \
 grid. What is the minimum number of steps needed to go from S to G?\n\n{}\n\n{}",
             grid.join("\n"),
-            answer_instruction("as a single integer", if d == 7 { "9" } else { "7" })
+            answer_instruction("as a single integer", Some(&open_cells.to_string()))
         );
         Generated {
             question,

@@ -101,7 +101,8 @@ impl Family for MiniSudoku {
         "Complete a 4x4 sudoku with a unique solution"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example has two rows (it was a full grid chosen by looking at the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         json!({"size": 4, "box": "2x2", "blanks": BLANKS[level.idx()]})
@@ -130,17 +131,16 @@ impl Family for MiniSudoku {
                 break (sol, puz);
             }
         };
-        let a = "1 2 3 4\n3 4 1 2\n2 1 4 3\n4 3 2 1";
-        let b = "2 1 4 3\n4 3 2 1\n1 2 3 4\n3 4 1 2";
         let gold = show(&solution);
-        let example = if gold == a { b } else { a };
+        // Two rows only: shows the row format and can never be a completed grid.
+        let example = "1 2 3 4\n3 4 1 2";
         let question = format!(
             "Solve this 4x4 sudoku. Fill every blank cell (_) with a digit from 1 to 4 so that each row, each \
 column and each of the four 2x2 boxes (top-left, top-right, bottom-left, bottom-right) contains each of the \
 digits 1, 2, 3 and 4 exactly once. The puzzle has exactly one solution.\n\n{}\n\nWrite the completed grid: 4 \
 lines (one per row, top to bottom), each with 4 digits separated by single spaces.\n{}",
             show(&puzzle),
-            answer_instruction("as the completed grid", example)
+            answer_instruction("as the completed grid", Some(example))
         );
         Generated {
             question,

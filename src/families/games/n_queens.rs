@@ -125,7 +125,7 @@ attack each other: no two in the same row, the same column or the same diagonal.
 placed (Q); empty squares are _. Keep the queens that are already on the board and add {add} more.\n\n\
 {board_text}\n\nWrite the completed board: {n} lines (one per row, top to bottom), each with {n} cells written Q \
 or _ and separated by single spaces.\n{}",
-            answer_instruction("as the completed board", "_ Q\nQ _"),
+            answer_instruction("as the completed board", Some("_ Q\nQ _")),
             given_n = n - add,
         );
         Generated {

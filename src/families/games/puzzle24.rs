@@ -12,8 +12,9 @@
 //!
 //! Gold: one such expression. Verifier: parses the expression (numbers, `+ - * /`,
 //! also `×`, `÷`, `−`; parentheses; whitespace ignored; no unary minus, no
-//! concatenation, no `=`), checks that the multiset of numbers written equals the
-//! given numbers, and evaluates it exactly with rationals (division by zero or
+//! concatenation, no `=`; a number may carry leading zeros, `06` is 6 — no given
+//! number is 0, so that never joins two numbers), checks that the multiset of numbers
+//! written equals the given numbers, and evaluates it exactly with rationals (division by zero or
 //! overflow scores 0). Any correct expression scores 1. Metadata: `params`, `numbers`,
 //! `target`.
 
@@ -379,7 +380,7 @@ impl Family for Puzzle24 {
 write an expression whose value is exactly {target}. Every given number must appear exactly once and no other \
 numbers may appear; digits cannot be joined into larger numbers and a minus sign cannot be put in front of a \
 number on its own. Intermediate results may be fractions. Write only the expression, without \"= {target}\".\n{}",
-            answer_instruction("as the expression", &example(count))
+            answer_instruction("as the expression", Some(&example(count)))
         );
         Generated {
             question,

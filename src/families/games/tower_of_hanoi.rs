@@ -106,7 +106,7 @@ any longer sequence is wrong. Write each move as FROM->TO using the peg letters,
             pegs[2],
             answer_instruction(
                 "as the list of moves",
-                &format!("{source}->{via}, {via}->{target}")
+                Some(&format!("{source}->{via}, {via}->{target}"))
             ),
         );
         Generated {

@@ -138,7 +138,7 @@ impl Family for ConnectedComponents {
                  Isolated vertices (in no edge): {iso_line}\n\nHow many connected components \
                  does the graph have? An isolated vertex is a component by itself.\n{}",
                 n - 1,
-                answer_instruction("as a single integer", &count_example(n))
+                answer_instruction("as a single integer", Some(&count_example(n)))
             ),
             answer: gold.to_string(),
             metadata: json!({

@@ -143,7 +143,7 @@ impl Family for CourseSchedule {
                  no such order exists, answer impossible.\n{}",
                 n - 1,
                 listing.join("\n"),
-                answer_instruction("as the course order (or the word impossible)", "1, 0")
+                answer_instruction("as the course order (or the word impossible)", Some("1, 0"))
             ),
             answer: gold,
             metadata: json!({

@@ -116,7 +116,7 @@ impl Family for GraphColor {
                  by commas.\n{}",
                 n - 1,
                 edges_text(&edges, "-"),
-                answer_instruction("as vertex:colour pairs", "0:1, 1:2, 2:1")
+                answer_instruction("as vertex:colour pairs", Some("0:1, 1:2, 2:1"))
             ),
             answer: gold.join(", "),
             metadata: json!({

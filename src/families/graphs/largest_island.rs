@@ -112,7 +112,7 @@ impl Family for LargestIsland {
                  diagonally); its area is the number of cells in it. What is the area of the \
                  largest island? If there is no land, the answer is 0.\n{}",
                 grid_text(&g),
-                answer_instruction("as a single integer", &count_example(rows * cols))
+                answer_instruction("as a single integer", Some(&count_example(rows * cols)))
             ),
             answer: gold.to_string(),
             metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": g}),

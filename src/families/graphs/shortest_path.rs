@@ -169,7 +169,7 @@ impl Family for ShortestPath {
                 rows.join("\n"),
                 answer_instruction(
                     "as the list of moves (or the word infeasible)",
-                    "right down left"
+                    Some("right down left")
                 )
             ),
             answer: gold,

@@ -7,8 +7,9 @@
 //!
 //! Levels (inputs, gates, largest fan-in, outputs asked):
 //! 1: 2, 2, 2, 2 · 2: 3, 4, 2, 2 · 3: 4, 7, 2, 2 · 4: 5, 12, 3, 3 · 5: 6, 20, 3, 4.
-//! At least two outputs are asked so that the format example (a random 0/1 pattern
-//! of the right length, never the gold) does not give a single-bit answer away.
+//! At least two outputs are asked, so a blind guess is right at most a quarter of the
+//! time. The format example is a 0/1 pattern one value longer than the answer, so it
+//! is never right and says nothing about the gold.
 //! Gate inputs are drawn preferring signals no gate has read yet, so circuits are deep
 //! rather than wide.
 //!
@@ -86,7 +87,8 @@ impl Family for CircuitLogic {
         "Evaluate a boolean circuit of AND/OR/XOR/NOT gates on given inputs"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is one value too long (it was a random pattern redrawn until it differed from the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (i, g, f, o) = PARAMS[level.idx()];
@@ -154,21 +156,17 @@ impl Family for CircuitLogic {
             "What are the values of {}? Answer with {n_out} values, each 0 or 1, separated by commas, in this order.",
             outputs.join(", ")
         );
-        // A format example: a random pattern of the right length that is not the gold.
-        let example = loop {
-            let e: Vec<&str> = (0..n_out)
-                .map(|_| if rng.random_bool(0.5) { "1" } else { "0" })
-                .collect();
-            if e != gold {
-                break e.join(", ");
-            }
-        };
+        // A format example one value longer than the answer: never right.
+        let example: Vec<&str> = (0..=n_out)
+            .map(|i| if i % 2 == 0 { "1" } else { "0" })
+            .collect();
+        let example = example.join(", ");
         let question = format!(
             "A boolean circuit has inputs and gates. AND outputs 1 only when all its inputs are 1; OR outputs 1 when \
 at least one input is 1; XOR outputs 1 when an odd number of its inputs are 1; NOT outputs the opposite of its \
 single input. The inputs and gates are:\n\n{}\n\n{ask}\n{}",
             lines.join("\n"),
-            answer_instruction("as described", &example)
+            answer_instruction("as described", Some(&example))
         );
         let mut inputs = Map::new();
         for i in 0..n_in {

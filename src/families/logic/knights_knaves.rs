@@ -279,7 +279,7 @@ lies. You meet {n} inhabitants: {list}.\n{}\n(\"or\" means at least one, possibl
 only when A is true and B is false; \"us\" means all {n} inhabitants.)\nWho is a knight and who is a knave? Name \
 every inhabitant with their kind, separated by commas, in the format Name: knight or Name: knave.\n{}",
             said.join("\n"),
-            answer_instruction("in that format", "Quill: knave, Ysolde: knight")
+            answer_instruction("in that format", Some("Quill: knave, Ysolde: knight"))
         );
         Generated {
             question,
@@ -323,6 +323,13 @@ mod tests {
         assert_eq!(consistent(&s), vec![0b01]);
         // "I am a knave" can be said by nobody.
         assert!(consistent(&[Claim::Is(0, false)]).is_empty());
+    }
+
+    #[test]
+    fn the_format_example_names_nobody_on_the_island() {
+        for name in ["Quill", "Ysolde"] {
+            assert!(!MALE.contains(&name) && !FEMALE.contains(&name), "{name}");
+        }
     }
 
     #[test]

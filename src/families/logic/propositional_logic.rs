@@ -12,8 +12,10 @@
 //! 1: 2, 1, 1, ~ & | -> · 2: 3, 2, 2, ~ & | -> · 3: 3, 3, 2, + <-> ·
 //! 4: 4, 3, 3, all · 5: 5, 4, 3, all.
 //!
-//! Gold: the letter of the entailed option. Verifier: one letter A-D (case ignored,
-//! optionally written `(B)`), equal to the gold. Metadata: `params`, `variables`,
+//! Gold: the letter of the entailed option. Verifier: one letter A-D (ASCII case
+//! ignored), written `B`, `(B)` or `B)` — the ways options are labelled — and equal to
+//! the gold; `(B`, `B.` or `[B]` score 0. The question names the four letters and shows
+//! no tagged example (an echoed question must not score). Metadata: `params`, `variables`,
 //! `premises` and `options` (each `{"text", "prefix"}`; `prefix` is the formula in
 //! prefix notation with space-separated tokens: a variable, `not F`, or `OP F G` with
 //! OP one of `and`, `or`, `implies`, `iff` — e.g. `implies p and q not r`).
@@ -215,7 +217,8 @@ impl Family for PropositionalLogic {
         "Pick the one formula that follows from consistent premises (decided by truth table)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (an echoed question scored on every "D" instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (v, p, d, iff) = PARAMS[level.idx()];
@@ -293,10 +296,7 @@ of true/false to the variables that makes all the premises true.\n\nPremises:\n{
 follows from the premises? Exactly one does.\n{}\n\nAnswer with the letter of that formula.\n{}",
             prem_text.join("\n"),
             opt_text.join("\n"),
-            answer_instruction(
-                "as a single letter",
-                "A</answer>, <answer>B</answer>, <answer>C</answer> or <answer>D"
-            )
+            answer_instruction("as a single letter, A, B, C or D", None)
         );
         Generated {
             question,

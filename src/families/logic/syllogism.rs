@@ -163,7 +163,8 @@ impl Family for Syllogism {
         "Does a categorical conclusion follow from the premises? (validity by brute force over Venn models)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (an echoed question scored on every "no" instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (terms, premises, arrangement) = match level.get() {
@@ -270,7 +271,7 @@ Premises:\n{}\n\nConclusion: {concl_text}\n\nDoes the conclusion necessarily fol
 every situation where the premises are true)? Judge only by logic, not by what you know about the world. Answer yes \
 or no.\n{}",
             prem_text.join("\n"),
-            answer_instruction("as yes or no", "yes</answer> or <answer>no")
+            answer_instruction("as yes or no", None)
         );
         Generated {
             question,
