@@ -12,8 +12,14 @@
 //! verifier then parses the extracted text with the tolerant-but-strict helpers in
 //! [`parse`] and checks it against the instance (by constraint checking or simulation
 //! where several answers are correct). Verifiers never panic.
+//!
+//! Every family is built from one shared [`kit`]: bounded metadata readers, the
+//! question layout (body parts plus answer format), grid and list text, word lists,
+//! sampling helpers. The [`InstanceStream`] composes the question and writes the level
+//! parameters into each instance's metadata, so a family only draws its instance.
 
 pub mod answer;
+pub mod kit;
 pub mod parse;
 
 pub mod algorithmic;
@@ -127,17 +133,21 @@ impl From<Level> for u8 {
     }
 }
 
-/// What a generator produces before the common fields are attached.
+/// What a generator produces; the instance stream attaches the common fields, writes
+/// the question text from `body` and `format` (`kit::question::compose`) and puts the
+/// level parameters into the metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generated {
-    /// The full question, including the required answer format and the request to
-    /// put the final answer inside `<answer>...</answer>`.
-    pub question: String,
+    /// What the question asks, without the answer instruction.
+    pub body: kit::question::Body,
+    /// What the answer must look like (the instruction the question ends with).
+    pub format: kit::question::AnswerFormat,
     /// One gold answer in the canonical format the question asks for.
     pub answer: String,
-    /// Generator parameters and the structured input (numbers, grid, graph, board) so
-    /// an outside tool can re-solve the instance without parsing the question.
-    pub metadata: serde_json::Value,
+    /// The structured input (numbers, grid, graph, board) so an outside tool can
+    /// re-solve the instance without parsing the question; the stream adds `params`
+    /// in front (reserved keys: `kit::meta`).
+    pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One generated problem. Serialises to exactly the fields of the `hrl tasks gen`
@@ -205,7 +215,9 @@ pub trait Family: Send + Sync {
     /// Bumped whenever generation changes for the same seed (the golden hashes in
     /// `fixtures/families/golden.json` catch forgotten bumps).
     fn version(&self) -> u32;
-    /// The documented generator parameters for a level (also copied into metadata).
+    /// The documented generator parameters for a level. The instance stream computes
+    /// them once per family and level and copies them into every instance's metadata
+    /// as `params`.
     fn level_params(&self, level: Level) -> serde_json::Value;
     /// Draw one instance from `rng` at `level`.
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated;
@@ -266,6 +278,38 @@ pub struct InstanceStream {
     level: Level,
     seed: u64,
     key: [u8; 32],
+    params: std::borrow::Cow<'static, serde_json::Value>,
+}
+
+/// `level_params` of every registered family at every level, computed once (cloning a
+/// small map is cheaper than building it), keyed by family name.
+fn params_table() -> &'static std::collections::HashMap<&'static str, [serde_json::Value; 5]> {
+    use std::sync::OnceLock;
+    static TABLE: OnceLock<std::collections::HashMap<&'static str, [serde_json::Value; 5]>> =
+        OnceLock::new();
+    TABLE.get_or_init(|| {
+        registry()
+            .iter()
+            .map(|f| {
+                let p = std::array::from_fn(|i| {
+                    f.level_params(Level::new(i as u8 + MIN_LEVEL).expect("level 1..=5"))
+                });
+                (f.name(), p)
+            })
+            .collect()
+    })
+}
+
+/// The level parameters of `family` at `level`: from the table for a registered family
+/// (a registered name is that family), computed once per stream otherwise.
+fn level_params_of(
+    family: &'static dyn Family,
+    level: Level,
+) -> std::borrow::Cow<'static, serde_json::Value> {
+    match params_table().get(family.name()) {
+        Some(p) => std::borrow::Cow::Borrowed(&p[level.idx()]),
+        None => std::borrow::Cow::Owned(family.level_params(level)),
+    }
 }
 
 impl InstanceStream {
@@ -276,6 +320,7 @@ impl InstanceStream {
             level,
             seed,
             key,
+            params: level_params_of(family, level),
         }
     }
 
@@ -286,10 +331,17 @@ impl InstanceStream {
         rng
     }
 
-    /// Generate instance `index`.
+    /// Generate instance `index`: the family draws it from its own RNG; the stream
+    /// composes the question text and puts the level parameters (`params`) in front of
+    /// the family's metadata fields.
     pub fn instance(&self, index: u64) -> Instance {
         let f = self.family;
         let g = f.generate(&mut self.rng(index), self.level);
+        let question = kit::question::compose(&g.body, &g.format);
+        let mut metadata = serde_json::Map::with_capacity(g.metadata.len() + 1);
+        metadata.insert(kit::meta::PARAMS.to_string(), self.params.as_ref().clone());
+        debug_assert!(!g.metadata.contains_key(kit::meta::PARAMS));
+        metadata.extend(g.metadata);
         Instance {
             id: format!(
                 "{}/L{}/s{}/i{}",
@@ -302,9 +354,9 @@ impl InstanceStream {
             level: self.level.get(),
             seed: self.seed,
             index,
-            question: g.question,
+            question,
             answer: g.answer,
-            metadata: g.metadata,
+            metadata: serde_json::Value::Object(metadata),
         }
     }
 }
@@ -328,26 +380,70 @@ pub fn generate_many(
     Ok((0..n).map(|i| stream.instance(i)).collect())
 }
 
-/// The sentence every question ends with, so the answer convention is stated the same
-/// way everywhere. `format` describes the required answer format ("as a single
-/// integer", "as yes or no").
-///
-/// `example`, when given, is shown in tags. The rule every family follows: an example
-/// is shown only where one can be built **from what the question shows** so that it
-/// can never be right — a count above the largest possible count, a grid of the wrong
-/// size, a list of the wrong length, an expression over other numbers. It is never
-/// chosen by looking at the gold answer (an example picked as "7 unless the answer is
-/// 7" would give the answer away to anyone who sees many questions, a proposer in
-/// particular). Where no such example exists — yes/no, true/false, option letters and
-/// other closed vocabularies, free words, free integers — `format` names the allowed
-/// values and no example is shown. So a response that echoes the question never
-/// contains a tagged answer the verifier accepts (a registry-wide test checks it).
-pub fn answer_instruction(format: &str, example: Option<&str>) -> String {
-    match example {
-        Some(example) => format!(
-            "Give your final answer {format} inside <answer></answer> tags, for example <answer>{example}</answer>."
-        ),
-        None => format!("Give your final answer {format} inside <answer></answer> tags."),
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A family outside the registry, to see what the stream adds.
+    struct Toy;
+
+    impl Family for Toy {
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn category(&self) -> Category {
+            Category::Arithmetic
+        }
+        fn description(&self) -> &'static str {
+            "a test family"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn level_params(&self, level: Level) -> serde_json::Value {
+            json!({"size": level.get() * 10})
+        }
+        fn generate(&self, rng: &mut ChaCha20Rng, _level: Level) -> Generated {
+            use rand::Rng;
+            let x: u8 = rng.random_range(0..100);
+            Generated {
+                body: kit::question::Body::new()
+                    .text("Add one to:")
+                    .data(x.to_string()),
+                format: kit::question::AnswerFormat::new("as a single integer"),
+                answer: (u16::from(x) + 1).to_string(),
+                metadata: kit::meta::fields([("x", json!(x))]),
+            }
+        }
+        fn verify(&self, _instance: &Instance, _answer: &str) -> f64 {
+            0.0
+        }
+    }
+
+    #[test]
+    fn the_stream_composes_the_question_and_adds_the_level_params() {
+        static TOY: Toy = Toy;
+        let inst = generate(&TOY, Level::new(3).unwrap(), 5, 2);
+        let x = inst.metadata["x"].as_u64().unwrap();
+        assert_eq!(
+            inst.question,
+            format!(
+                "Add one to:\n\n{x}\n\nGive your final answer as a single integer inside \
+                 <answer></answer> tags."
+            )
+        );
+        let keys: Vec<&String> = inst.metadata.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["params", "x"]);
+        assert_eq!(inst.metadata["params"], json!({"size": 30}));
+        assert_eq!(inst.id, "toy/L3/s5/i2");
+        // A registered family gets the table's parameters, the same values.
+        let gcd = get("gcd").unwrap();
+        let g = generate(gcd, Level::new(2).unwrap(), 0, 0);
+        assert_eq!(
+            g.metadata["params"],
+            gcd.level_params(Level::new(2).unwrap())
+        );
     }
 }
 

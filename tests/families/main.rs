@@ -352,6 +352,80 @@ fn near_miss(gold: &str) -> Option<String> {
     None
 }
 
+/// The instance stream puts the level parameters into every instance's metadata
+/// (families never write them), and the five levels of every family differ.
+#[test]
+fn metadata_carries_the_level_params() {
+    for f in families::registry() {
+        let mut seen = std::collections::BTreeSet::new();
+        for level in Level::all() {
+            for index in [0, 4] {
+                let x = families::generate(*f, level, 2, index);
+                assert_eq!(
+                    x.metadata["params"],
+                    f.level_params(level),
+                    "{} L{}",
+                    f.name(),
+                    level.get()
+                );
+                let first = x.metadata.as_object().unwrap().keys().next().unwrap();
+                assert_eq!(first, "params", "{}: params come first", x.id);
+            }
+            seen.insert(f.level_params(level).to_string());
+        }
+        assert_eq!(
+            seen.len(),
+            5,
+            "{}: two levels share their parameters",
+            f.name()
+        );
+    }
+}
+
+/// A size measure of one instance.
+type Measure = dyn Fn(&Instance) -> f64;
+
+/// Higher levels ask bigger questions: the mean size of question plus gold answer grows
+/// from level 1 to 3 to 5 — except where a level's difficulty is not its size, in which
+/// case the family's own measure is checked instead.
+#[test]
+fn levels_grow_in_size() {
+    let mean = |f: &'static dyn Family, level: u8, measure: &Measure| {
+        let l = Level::new(level).unwrap();
+        (0..40)
+            .map(|i| measure(&families::generate(f, l, 8, i)))
+            .sum::<f64>()
+            / 40.0
+    };
+    let size = |x: &Instance| (x.question.len() + x.answer.len()) as f64;
+    for f in families::registry() {
+        let (measure, levels): (Box<Measure>, &[u8]) = match f.name() {
+            // Difficulty is the number of blanks; the grid's text has the same length.
+            "mini_sudoku" => (
+                Box::new(|x: &Instance| x.question.matches('_').count() as f64),
+                &[1, 3, 5],
+            ),
+            // The value converted grows; base names make the text no longer.
+            "base_conversion" => (
+                Box::new(|x: &Instance| {
+                    let to = x.metadata["to_base"].as_u64().unwrap() as u32;
+                    u128::from_str_radix(&x.answer, to).unwrap() as f64
+                }),
+                &[1, 3, 5],
+            ),
+            // Levels 1-3 differ in arrangement (figures, conclusion order), 4-5 in size.
+            "syllogism" => (Box::new(size), &[1, 4]),
+            _ => (Box::new(size), &[1, 3, 5]),
+        };
+        let m: Vec<f64> = levels.iter().map(|&l| mean(*f, l, &*measure)).collect();
+        assert!(
+            m.windows(2).all(|w| w[0] < w[1]),
+            "{}: mean sizes {m:?} at levels {levels:?}",
+            f.name()
+        );
+    }
+}
+
 #[test]
 fn generation_is_deterministic_and_seeds_do_not_overlap() {
     for f in families::registry() {

@@ -16,18 +16,16 @@
 //! true/false answer any example is right half the time, so a response that merely
 //! echoed the question would earn credit.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, distinct_indices, meta_str};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::distinct_indices;
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct IsomorphicStrings;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min len, max len, min alphabet, max alphabet) per level.
 const PARAMS: [(usize, usize, usize, usize); 5] = [
@@ -111,20 +109,21 @@ impl Family for IsomorphicStrings {
             }
         };
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Are the strings \"{s}\" and \"{t}\" isomorphic? Two strings are isomorphic if \
                  the characters of the first can be replaced to get the second, where every \
                  occurrence of a character is replaced by the same character, no two different \
                  characters are replaced by the same character, and the order is kept (a \
-                 character may map to itself).\n{}",
-                answer_instruction("as the single word true or false", None)
-            ),
+                 character may map to itself)."
+            )),
+            format: AnswerFormat::new("as the single word true or false"),
             answer: want.to_string(),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "s": s, "t": t}),
+            metadata: fields([("s", Value::from(s)), ("t", Value::from(t))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(s), Some(t)) = (meta_str(instance, "s"), meta_str(instance, "t")) else {
+        let m = Meta::of(instance);
+        let (Some(s), Some(t)) = (m.str("s"), m.str("t")) else {
             return 0.0;
         };
         let want = isomorphic(s, t);

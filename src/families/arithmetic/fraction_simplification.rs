@@ -14,18 +14,16 @@
 //! looking at the gold could be it).
 //! Metadata: `numerator`, `denominator` (the fraction shown).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, gcd, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::gcd;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct FractionSimplification;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (reduced part max, multiplier max) per level.
 const PARAMS: [(u64, u64); 5] = [(10, 5), (20, 10), (100, 20), (1_000, 50), (10_000, 500)];
@@ -64,20 +62,17 @@ impl Family for FractionSimplification {
         let k = rng.random_range(2..=kmax);
         let (num, den) = (a * k, b * k);
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Simplify the fraction {num}/{den} to lowest terms, i.e. write it as p/q where \
                  p and q have no common factor other than 1. An equal fraction that is not \
-                 fully reduced is wrong.\n{}",
-                answer_instruction("as p/q", None)
-            ),
+                 fully reduced is wrong."
+            )),
+            format: AnswerFormat::new("as p/q"),
             answer: format!("{a}/{b}"),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("numerator", Value::from(num)),
-                    ("denominator", Value::from(den)),
-                ],
-            ),
+            metadata: fields([
+                ("numerator", Value::from(num)),
+                ("denominator", Value::from(den)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -6,18 +6,17 @@
 //! The numbers are pairwise distinct. Gold: folded `a / gcd(a, b) * b`.
 //! Metadata: `numbers`. Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, distinct, gcd, join_and, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::{distinct, gcd};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::text::join_and;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Lcm;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min count, max count, largest number) per level.
 const PARAMS: [(usize, usize, u64); 5] = [
@@ -61,16 +60,13 @@ impl Family for Lcm {
         // plus one (read off the question) is never the answer.
         let example = (numbers.iter().max().copied().unwrap_or(1) + 1).to_string();
         Generated {
-            question: format!(
-                "Find the least common multiple (LCM) of {}.\n{}",
-                join_and(&numbers),
-                answer_instruction("as a single integer", Some(&example))
-            ),
+            body: Body::of(format!(
+                "Find the least common multiple (LCM) of {}.",
+                join_and(&numbers)
+            )),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: answer.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("numbers", Value::from(numbers))],
-            ),
+            metadata: fields([("numbers", Value::from(numbers))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -12,18 +12,16 @@
 //! Metadata: `base`, `exponent`, `modulus` (`null` for exact powers).
 //! Verifier: one integer (`parse::int`: whitespace, `+`, `1,000` tolerated).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata, pow_mod};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::pow_mod;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct PowerFunction;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Exact {
     base: (i64, i64),
@@ -153,19 +151,14 @@ impl Family for PowerFunction {
         // power of a base with |base| >= 2 and exponent >= 2 is never 1.
         let example = modulus.map_or_else(|| "1".to_string(), |m| m.to_string());
         Generated {
-            question: format!(
-                "{shown}\n{}",
-                answer_instruction("as a single integer", Some(&example))
-            ),
+            body: Body::of(shown),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: value.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("base", Value::from(base)),
-                    ("exponent", Value::from(exp)),
-                    ("modulus", Value::from(modulus)),
-                ],
-            ),
+            metadata: fields([
+                ("base", Value::from(base)),
+                ("exponent", Value::from(exp)),
+                ("modulus", Value::from(modulus)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

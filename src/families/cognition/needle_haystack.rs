@@ -19,19 +19,17 @@
 //! Metadata: `facts` (`[name, attribute, value]` in order of appearance), `query`
 //! (`name`, `attribute`), `fillers` (how many filler sentences).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::words::{ATTRIBUTES, FILLERS, NAMES, Values};
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::facts::{ATTRIBUTES, FILLERS, Values};
+use crate::families::kit::lexicon::NAMES;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NeedleHaystack;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (facts, fillers) per level.
 const PARAMS: [(usize, usize); 5] = [(4, 0), (12, 2), (40, 8), (120, 20), (360, 60)];
@@ -157,21 +155,21 @@ impl Family for NeedleHaystack {
             .map(|(ni, ai, v)| json!([NAMES[ni], ATTRIBUTES[ai].key, v]))
             .collect();
         Generated {
-            question: format!(
-                "Read the following notes.\n\n{text}\n\nQuestion: {} Answer with {what} exactly as \
-                 it is stated in the notes.\n{}",
-                attr.question.replace("{N}", NAMES[qn]),
-                answer_instruction("as a single value", Some(example))
-            ),
+            body: Body::new()
+                .text("Read the following notes.")
+                .data(text)
+                .text(format!(
+                    "Question: {} Answer with {what} exactly as it is stated in the notes.",
+                    attr.question.replace("{N}", NAMES[qn]),
+                )),
+            // Neither `marigold` nor `1234` is ever a value (a unit test checks).
+            format: AnswerFormat::with_example("as a single value", example),
             answer: gold,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("facts", Value::from(facts_json)),
-                    ("fillers", Value::from(n_fillers)),
-                    ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
-                ],
-            ),
+            metadata: fields([
+                ("facts", Value::from(facts_json)),
+                ("fillers", Value::from(n_fillers)),
+                ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -25,8 +25,10 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::choice_letter;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::choice_letter;
+use crate::families::kit::meta::object;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PropositionalLogic;
 
@@ -289,24 +291,28 @@ impl Family for PropositionalLogic {
             .enumerate()
             .map(|(i, &f)| format!("{}. {}", LETTERS[i], ar.render(f)))
             .collect();
-        let question = format!(
-            "In propositional logic with variables {vars}, the connectives are ~ (not), & (and), | (or, inclusive), \
+        let body = Body::new()
+            .text(format!(
+                "In propositional logic with variables {vars}, the connectives are ~ (not), & (and), | (or, inclusive), \
 -> (implies) and <-> (if and only if). A formula follows from the premises if it is true under every assignment \
-of true/false to the variables that makes all the premises true.\n\nPremises:\n{}\n\nWhich one of these formulas \
-follows from the premises? Exactly one does.\n{}\n\nAnswer with the letter of that formula.\n{}",
-            prem_text.join("\n"),
-            opt_text.join("\n"),
-            answer_instruction("as a single letter, A, B, C or D", None)
-        );
+of true/false to the variables that makes all the premises true."
+            ))
+            .data(format!("Premises:\n{}", prem_text.join("\n")))
+            .data(format!(
+                "Which one of these formulas follows from the premises? Exactly one does.\n{}",
+                opt_text.join("\n")
+            ))
+            .text("Answer with the letter of that formula.");
+        let format = AnswerFormat::new("as a single letter, A, B, C or D");
         Generated {
-            question,
+            body,
+            format,
             answer: LETTERS[correct].to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "variables": &VARS[..nv],
                 "premises": premises.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
                 "options": options.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
-            }),
+            })),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

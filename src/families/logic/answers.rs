@@ -1,16 +1,6 @@
-//! Helpers shared by the logic families: sampling distinct names and reading answers
-//! of the form "one choice from a fixed vocabulary".
-
-use rand::seq::index::sample;
-use rand_chacha::ChaCha20Rng;
-
-/// `k` distinct entries of `list`, in random order.
-pub fn pick<'a>(rng: &mut ChaCha20Rng, list: &[&'a str], k: usize) -> Vec<&'a str> {
-    sample(rng, list.len(), k)
-        .into_iter()
-        .map(|i| list[i])
-        .collect()
-}
+//! Answer vocabularies of the logic families: answers of the form "one choice from a
+//! fixed vocabulary" (yes/no, an option letter, kinship words), read with ASCII case
+//! folding only.
 
 /// ASCII lower-case (no Unicode case folding, so lookalikes such as U+212A KELVIN SIGN
 /// stay distinct), hyphens read as spaces, whitespace collapsed: `Father-In-Law ` and
