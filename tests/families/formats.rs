@@ -37,7 +37,21 @@ fn echo_scores_nothing(f: &dyn Family, inst: &Instance) -> Result<(), String> {
             return Err(format!("{}: the question twice scores ({mode:?})", inst.id));
         }
     }
-    for span in tagged_spans(&inst.question) {
+    let spans = tagged_spans(&inst.question);
+    // The recorded example is the tagged span the instruction shows (if any).
+    match inst.answer_example() {
+        Some(e) => {
+            if spans.last() != Some(&e) {
+                return Err(format!("{}: example {e:?} is not the last span", inst.id));
+            }
+        }
+        None => {
+            if spans != [""] {
+                return Err(format!("{}: spans {spans:?} without an example", inst.id));
+            }
+        }
+    }
+    for span in spans {
         if f.verify(inst, span) != 0.0 || score(f, inst, &tagged(span)) != 0.0 {
             return Err(format!(
                 "{}: the example {span:?} in the question is a right answer (gold {:?})",

@@ -177,9 +177,9 @@ impl AnswerFormat {
         out.push_str(&self.phrase);
         out.push_str(INSTRUCTION_TAGS);
         if let Some(e) = &self.example {
-            out.push_str(", for example <answer>");
+            out.push_str(EXAMPLE_OPEN);
             out.push_str(e);
-            out.push_str("</answer>");
+            out.push_str(EXAMPLE_CLOSE);
         }
         out.push('.');
     }
@@ -210,6 +210,36 @@ impl AnswerFormat {
             example,
         })
     }
+}
+
+const EXAMPLE_OPEN: &str = ", for example <answer>";
+const EXAMPLE_CLOSE: &str = "</answer>";
+
+/// The length in bytes of the instruction for `phrase` and `example`.
+pub fn instruction_len(phrase: &str, example: Option<&str>) -> usize {
+    INSTRUCTION_LEAD.len()
+        + phrase.len()
+        + INSTRUCTION_TAGS.len()
+        + example.map_or(0, |e| EXAMPLE_OPEN.len() + e.len() + EXAMPLE_CLOSE.len())
+        + 1
+}
+
+/// Whether `text` is exactly the instruction for `phrase` and `example` (checked
+/// without building it).
+pub fn is_instruction(text: &str, phrase: &str, example: Option<&str>) -> bool {
+    let rest = text
+        .strip_prefix(INSTRUCTION_LEAD)
+        .and_then(|r| r.strip_prefix(phrase))
+        .and_then(|r| r.strip_prefix(INSTRUCTION_TAGS));
+    let rest = match (rest, example) {
+        (Some(r), Some(e)) => r
+            .strip_prefix(EXAMPLE_OPEN)
+            .and_then(|r| r.strip_prefix(e))
+            .and_then(|r| r.strip_prefix(EXAMPLE_CLOSE)),
+        (r, None) => r,
+        (None, Some(_)) => None,
+    };
+    rest == Some(".")
 }
 
 /// The question text: the body, its gap, the answer instruction.
@@ -245,6 +275,15 @@ mod tests {
         );
         let data_last = Body::new().text("Sort:").data("3, 1, 2");
         assert!(compose(&data_last, &f).starts_with("Sort:\n\n3, 1, 2\n\nGive your final"));
+        for fmt in [&f, &g] {
+            let ins = fmt.instruction();
+            assert_eq!(ins.len(), instruction_len(fmt.phrase(), fmt.example()));
+            assert!(is_instruction(&ins, fmt.phrase(), fmt.example()));
+            assert!(!is_instruction(&ins, "as the grid!", fmt.example()));
+            assert!(!is_instruction(&ins[1..], fmt.phrase(), fmt.example()));
+        }
+        assert!(!is_instruction(&g.instruction(), g.phrase(), None));
+        assert!(!is_instruction(&f.instruction(), f.phrase(), Some("1")));
     }
 
     #[test]
