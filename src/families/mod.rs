@@ -391,12 +391,16 @@ impl InstanceStream {
     pub fn instance(&self, index: u64) -> Instance {
         let f = self.family;
         let g = f.generate(&mut self.rng(index), self.level);
-        let question = kit::question::compose(&g.body, &g.format);
-        let mut metadata = serde_json::Map::with_capacity(g.metadata.len() + 2);
-        metadata.insert(kit::meta::PARAMS.to_string(), self.params.as_ref().clone());
-        debug_assert!(!g.metadata.contains_key(kit::meta::PARAMS));
-        debug_assert!(!g.metadata.contains_key(kit::meta::ANSWER_FORMAT));
-        metadata.extend(g.metadata);
+        let question = kit::question::compose(g.body, &g.format);
+        let mut metadata = g.metadata;
+        debug_assert!(!metadata.contains_key(kit::meta::PARAMS));
+        debug_assert!(!metadata.contains_key(kit::meta::ANSWER_FORMAT));
+        // In place (`fields` leaves room for both): params first, the format last.
+        metadata.shift_insert(
+            0,
+            kit::meta::PARAMS.to_string(),
+            self.params.as_ref().clone(),
+        );
         metadata.insert(kit::meta::ANSWER_FORMAT.to_string(), g.format.to_json());
         Instance {
             id: format!(

@@ -242,11 +242,22 @@ pub fn is_instruction(text: &str, phrase: &str, example: Option<&str>) -> bool {
     rest == Some(".")
 }
 
-/// The question text: the body, its gap, the answer instruction.
-pub fn compose(body: &Body, format: &AnswerFormat) -> String {
-    let mut s = String::with_capacity(body.len_hint() + format.instruction_len() + 2);
-    body.write_to(&mut s);
-    s.push_str(body.gap());
+/// The question text: the body, its gap, the answer instruction. Takes the body by
+/// value so its first paragraph's buffer becomes the question (no copy of it).
+pub fn compose(body: Body, format: &AnswerFormat) -> String {
+    let gap = body.gap();
+    let extra = body.len_hint() + format.instruction_len() + 2;
+    let mut parts = body.parts.into_iter();
+    let mut s = match parts.next() {
+        Some(Part::Text(t) | Part::Data(t)) => t,
+        None => String::new(),
+    };
+    s.reserve(extra.saturating_sub(s.len()));
+    for p in parts {
+        s.push_str("\n\n");
+        s.push_str(p.as_str());
+    }
+    s.push_str(gap);
     format.write_instruction(&mut s);
     s
 }
@@ -259,7 +270,7 @@ mod tests {
     fn layout() {
         let f = AnswerFormat::new("as a single integer");
         assert_eq!(
-            compose(&Body::of("How many?"), &f),
+            compose(Body::of("How many?"), &f),
             "How many?\nGive your final answer as a single integer inside <answer></answer> tags."
         );
         let g = AnswerFormat::with_example("as the grid", "0 1\n1 0");
@@ -269,12 +280,12 @@ mod tests {
             .text("Rules.\nMore.");
         assert_eq!(body.render(), "Intro.\n\n1 1\n0 0\n\nRules.\nMore.");
         assert_eq!(
-            compose(&body, &g),
+            compose(body.clone(), &g),
             "Intro.\n\n1 1\n0 0\n\nRules.\nMore.\nGive your final answer as the grid inside \
              <answer></answer> tags, for example <answer>0 1\n1 0</answer>."
         );
         let data_last = Body::new().text("Sort:").data("3, 1, 2");
-        assert!(compose(&data_last, &f).starts_with("Sort:\n\n3, 1, 2\n\nGive your final"));
+        assert!(compose(data_last, &f).starts_with("Sort:\n\n3, 1, 2\n\nGive your final"));
         for fmt in [&f, &g] {
             let ins = fmt.instruction();
             assert_eq!(ins.len(), instruction_len(fmt.phrase(), fmt.example()));
