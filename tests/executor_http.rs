@@ -1435,7 +1435,9 @@ fn shutdown_releases_the_port_and_closes_idle_connections() {
     let addr = server.addr();
     // An idle keep-alive connection must not keep the server alive.
     let idle = TcpStream::connect(addr).unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    wait_until("the idle connection is accepted", || {
+        open_connections(&server) == 1
+    });
     server.shutdown();
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
     drop(idle);
@@ -1518,6 +1520,41 @@ mod real_model {
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("not a loopback address"), "{err}");
+    }
+
+    /// One rule for sampling ranges: `hrl generate` refuses what `hrl serve` refuses,
+    /// with the same message (`Sampling::validate`), before loading any model.
+    #[test]
+    fn generate_and_serve_apply_the_same_sampling_ranges() {
+        let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
+        for (flag, value, field) in [
+            ("--top-p", "0", "top_p = 0 is out of range: must be in (0, 1]"),
+            (
+                "--temperature",
+                "150",
+                "temperature = 150 is out of range: must be between 0 and 100",
+            ),
+            ("--min-p", "1.5", "min_p = 1.5 is out of range: must be in [0, 1]"),
+            ("--max-tokens", "0", "max_tokens = 0 is out of range: must be at least 1"),
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+                .args(["generate", "--model", "/nonexistent.gguf", "--prompt", "x"])
+                .args([flag, value, "--no-cache"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(field), "{flag} {value}: {err}");
+            let json_field = flag.trim_start_matches("--").replace('-', "_");
+            let number: Value = serde_json::from_str(value).unwrap();
+            let (status, v) = post(
+                &format!("{}/completions", server.base_url()),
+                &json!({"prompt": "x", json_field.as_str(): number}).to_string(),
+            );
+            assert_eq!(status, 400, "{v}");
+            let msg = v["error"]["message"].as_str().unwrap();
+            assert!(msg.contains(field), "{msg}");
+        }
     }
 
     #[test]

@@ -336,7 +336,7 @@ fn decode_sampling(obj: &Map<String, Value>) -> Result<Sampling, String> {
     for name in ["max_completion_tokens", "max_tokens"] {
         if let Some(m) = uint(name)? {
             if m == 0 {
-                return Err(format!("`{name}` must be at least 1"));
+                return Err(format!("{name} = 0 is out of range: must be at least 1"));
             }
             s.max_tokens = u32::try_from(m).map_err(|_| format!("`{name}` = {m} is too large"))?;
             break;
