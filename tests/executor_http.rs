@@ -777,6 +777,8 @@ struct SimulatedExecutor {
     batches: Mutex<Vec<usize>>,
     hold_first: Mutex<Option<Gate>>,
     slow: Option<(Gate, Gate)>,
+    /// Whether each slow request was released by its gate (false: it timed out).
+    slow_released: Mutex<Vec<bool>>,
 }
 
 impl SimulatedExecutor {
@@ -786,6 +788,7 @@ impl SimulatedExecutor {
             batches: Mutex::new(Vec::new()),
             hold_first: Mutex::new(None),
             slow: None,
+            slow_released: Mutex::new(Vec::new()),
         }
     }
     fn hold_first_batch(self, gate: &Gate) -> Self {
@@ -849,7 +852,8 @@ impl Executor for SimulatedExecutor {
                 .any(|r| format!("{:?}", r.prompt).contains("SLOW"))
         {
             started.open();
-            release.wait(SYNC_LIMIT);
+            let released = release.wait(SYNC_LIMIT);
+            self.slow_released.lock().unwrap().push(released);
         }
         requests.iter().map(Self::answer).collect()
     }
@@ -985,8 +989,9 @@ fn a_long_batch_does_not_hold_back_a_later_one() {
     // server that made the quick request wait for the slow batch would finish the slow
     // one first (after SYNC_LIMIT), and the order below would be reversed.
     let (slow_started, quick_done) = (Gate::default(), Gate::default());
-    let sim = SimulatedExecutor::new(Duration::ZERO).slow_requests(&slow_started, &quick_done);
-    let server = serve(Arc::new(sim));
+    let sim =
+        Arc::new(SimulatedExecutor::new(Duration::ZERO).slow_requests(&slow_started, &quick_done));
+    let server = serve(sim.clone());
     let url = server.base_url();
     let order = Arc::new(Mutex::new(Vec::new()));
     std::thread::scope(|s| {
@@ -1005,6 +1010,11 @@ fn a_long_batch_does_not_hold_back_a_later_one() {
         order.lock().unwrap().push("quick");
         quick_done.open();
     });
+    assert_eq!(
+        *sim.slow_released.lock().unwrap(),
+        vec![true],
+        "the quick request was not answered while the slow batch ran"
+    );
     assert_eq!(*order.lock().unwrap(), vec!["quick", "slow"]);
     assert_eq!(server.stats().batches.load(Ordering::Relaxed), 2);
 }
@@ -1528,14 +1538,26 @@ mod real_model {
     fn generate_and_serve_apply_the_same_sampling_ranges() {
         let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
         for (flag, value, field) in [
-            ("--top-p", "0", "top_p = 0 is out of range: must be in (0, 1]"),
+            (
+                "--top-p",
+                "0",
+                "top_p = 0 is out of range: must be in (0, 1]",
+            ),
             (
                 "--temperature",
                 "150",
                 "temperature = 150 is out of range: must be between 0 and 100",
             ),
-            ("--min-p", "1.5", "min_p = 1.5 is out of range: must be in [0, 1]"),
-            ("--max-tokens", "0", "max_tokens = 0 is out of range: must be at least 1"),
+            (
+                "--min-p",
+                "1.5",
+                "min_p = 1.5 is out of range: must be in [0, 1]",
+            ),
+            (
+                "--max-tokens",
+                "0",
+                "max_tokens = 0 is out of range: must be at least 1",
+            ),
         ] {
             let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
                 .args(["generate", "--model", "/nonexistent.gguf", "--prompt", "x"])
