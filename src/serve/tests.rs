@@ -74,6 +74,11 @@ fn panics_in_connection_threads_are_contained_and_free_their_slots() {
         let out = exchange(addr, "GET /test/panic HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(out.starts_with("HTTP/1.1 500"), "{out}");
         assert!(out.contains("panicked"), "{out}");
+        // The slot is released right after the answer (the client may see the end
+        // of the stream a moment earlier).
+        wait_until("the panicked connection releases its slot", || {
+            open_now(&server) == 1
+        });
         // A panic while reading the request: the connection is closed.
         let out = exchange(
             addr,
