@@ -1582,7 +1582,7 @@ fn cli_grade_reference_and_wrong_solutions() {
             .arg(&dir)
             .arg("--solutions")
             .arg(dir.join("solutions").join(file))
-            .args(["--json", "--quiet", "--timeout", "2", "--k", "1"])
+            .args(["--json", "--quiet", "--timeout-clock", "cpu", "--k", "1"])
             .output()
             .unwrap();
         assert!(
@@ -1621,7 +1621,14 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&both)
-        .args(["--json", "--quiet", "--k", "1,2,5"])
+        .args([
+            "--json",
+            "--quiet",
+            "--timeout-clock",
+            "cpu",
+            "--k",
+            "1,2,5",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -1635,7 +1642,7 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&both)
         .arg("--log")
         .arg(&log)
-        .args(["--quiet", "--jobs", "1"])
+        .args(["--quiet", "--timeout-clock", "cpu", "--jobs", "1"])
         .assert()
         .success();
     let logged: Vec<Value> = std::fs::read_to_string(&log)
@@ -1650,7 +1657,15 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&both)
-        .args(["--json", "--quiet", "--k", "1", "--all-problems"])
+        .args([
+            "--json",
+            "--quiet",
+            "--timeout-clock",
+            "cpu",
+            "--k",
+            "1",
+            "--all-problems",
+        ])
         .output()
         .unwrap();
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -1797,10 +1812,266 @@ fn model_responses_are_extracted_before_grading() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&sols)
-        .args(["--extract", "--json", "--quiet"])
+        .args(["--extract", "--json", "--quiet", "--timeout-clock", "cpu"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["samples"][0]["passed"], true);
+}
+
+/// A LiveCodeBench directory in `dir` holding one stdin problem `q1` (atcoder, easy) whose
+/// tests are `(input, output)` pairs.
+fn one_problem_dir(dir: &Path, tests: &[(&str, &str)]) {
+    let cases: Vec<Value> = tests
+        .iter()
+        .map(|(i, o)| serde_json::json!({"input": i, "output": o, "testtype": "stdin"}))
+        .collect();
+    let row = serde_json::json!({
+        "question_title": "t", "question_content": "q", "platform": "atcoder",
+        "question_id": "q1", "contest_id": "c", "contest_date": "2024-01-01T00:00:00",
+        "starter_code": "", "difficulty": "easy",
+        "public_test_cases": serde_json::to_string(&cases[..1]).unwrap(),
+        "private_test_cases": serde_json::to_string(&cases[1..]).unwrap(),
+        "metadata": "{}",
+    });
+    std::fs::write(dir.join("test.jsonl"), row.to_string() + "\n").unwrap();
+}
+
+fn solutions_file(path: &Path, items: &[(&str, &str)]) {
+    let text: String = items
+        .iter()
+        .map(|(q, c)| serde_json::json!({"question_id": q, "code": c}).to_string() + "\n")
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn cli_grade_exits_1_when_a_solution_cannot_be_graded_and_reports_the_rest() {
+    // A hostile solution writes garbage into every descriptor of the driver, which
+    // corrupts its report: that solution cannot be graded (never a pass); the other is.
+    let tmp = tempfile::tempdir().unwrap();
+    let sols = tmp.path().join("s.jsonl");
+    let corrupt = "import os\nppid = os.getppid()\nfor fd in os.listdir(f'/proc/{ppid}/fd'):\n    try:\n        with open(f'/proc/{ppid}/fd/{fd}', 'wb') as f:\n            f.write(b'\\xff not a report\\n')\n    except OSError:\n        pass\nprint(input())";
+    let good = "s = input().strip()\nprint('Even' if sum(map(int, s)) % 2 == 0 else 'Odd')";
+    solutions_file(
+        &sols,
+        &[
+            ("hrc001_a", corrupt),
+            (
+                "9101",
+                "class Solution:\n    def countPairs(self, nums, target):\n        return sum(1 for i in range(len(nums)) for j in range(i + 1, len(nums)) if nums[i] + nums[j] == target)",
+            ),
+            ("hrc001_a", good),
+        ],
+    );
+    let out_file = tmp.path().join("out.json");
+    let out = hrl()
+        .args(["lcb", "grade"])
+        .arg(fixtures())
+        .arg("--solutions")
+        .arg(&sols)
+        .arg("--out")
+        .arg(&out_file)
+        .args(["--json", "--quiet", "--timeout-clock", "cpu", "--k", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 of 3 solutions could not be graded"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("grading hrc001_a"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    assert!(samples.iter().all(|s| s["passed"] == true));
+    assert_eq!(v["errors"].as_array().unwrap().len(), 1);
+    assert!(v["errors"][0].as_str().unwrap().contains("hrc001_a"));
+    // The problem with an ungradable sample is scored on its graded one.
+    assert_eq!(v["summary"]["samples"], 2);
+    // --out holds the same JSON, written despite the failure.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(file, v);
+}
+
+#[test]
+fn cli_grade_pass_at_k_by_platform_and_difficulty() {
+    let ds = load("release_latest");
+    let read = |name: &str| -> BTreeMap<String, String> {
+        std::fs::read_to_string(fixtures().join("solutions").join(name))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["question_id"].as_str().unwrap().into(),
+                    v["code"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let (good, bad) = (read("reference.jsonl"), read("wrong.jsonl"));
+    // Three samples per problem; c (passing samples) chosen per problem.
+    let plan: [(&str, u32); 8] = [
+        ("hrc001_a", 3), // atcoder easy
+        ("9001B", 1),    // codeforces medium
+        ("9101", 2),     // leetcode easy
+        ("9102", 0),     // leetcode medium
+        ("hrc004_f", 2), // atcoder hard
+        ("9002A", 3),    // codeforces easy
+        ("9103", 1),     // leetcode hard
+        ("hrc007_a", 0), // atcoder easy
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let sols = tmp.path().join("s.jsonl");
+    let mut items = Vec::new();
+    for (id, c) in plan {
+        for k in 0..3 {
+            items.push((
+                id,
+                if k < c {
+                    good[id].as_str()
+                } else {
+                    bad[id].as_str()
+                },
+            ));
+        }
+    }
+    solutions_file(&sols, &items);
+    let out_file = tmp.path().join("out.json");
+    let out = hrl()
+        .args(["lcb", "grade"])
+        .arg(fixtures())
+        .arg("--solutions")
+        .arg(&sols)
+        .arg("--out")
+        .arg(&out_file)
+        .args(["--quiet", "--timeout-clock", "cpu", "--k", "1,2,3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without --json the table goes to stdout and the JSON to --out.
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("semantics: judge") && table.contains("pass@3"),
+        "{table}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    // Expected values, recomputed here: group of each problem from Python's decoding of
+    // the rows, pass@k by enumerating subsets, the mean over the group's problems.
+    let rows: BTreeMap<String, Value> = all_python_rows()
+        .into_iter()
+        .map(|(_, r)| (r["question_id"].as_str().unwrap().to_string(), r))
+        .collect();
+    let mut groups: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
+    for (id, c) in plan {
+        assert!(ds.get(id).is_some());
+        for field in ["platform", "difficulty"] {
+            let key = rows[id][field].as_str().unwrap().to_string();
+            groups.entry((field.to_string(), key)).or_default().push(c);
+        }
+    }
+    for ((field, key), cs) in &groups {
+        let got = &v["summary"][if field == "platform" {
+            "by_platform"
+        } else {
+            "by_difficulty"
+        }][key];
+        for k in 1..=3u32 {
+            let want = cs.iter().map(|&c| brute_pass_at_k(3, c, k)).sum::<f64>() / cs.len() as f64;
+            let g = got[format!("pass@{k}")].as_f64().unwrap();
+            assert!(
+                (g - want).abs() < 1e-12,
+                "{field} {key} pass@{k}: {g} vs {want}"
+            );
+        }
+    }
+    assert_eq!(v["summary"]["by_platform"].as_object().unwrap().len(), 3);
+    assert_eq!(v["summary"]["by_difficulty"].as_object().unwrap().len(), 3);
+    for k in 1..=3u32 {
+        let want = plan
+            .iter()
+            .map(|&(_, c)| brute_pass_at_k(3, c, k))
+            .sum::<f64>()
+            / plan.len() as f64;
+        let g = v["summary"]["pass_at"][format!("pass@{k}")]
+            .as_f64()
+            .unwrap();
+        assert!((g - want).abs() < 1e-12, "pass@{k}: {g} vs {want}");
+    }
+}
+
+#[test]
+fn cli_grade_records_float_tolerance_semantics_and_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lcb");
+    std::fs::create_dir(&dir).unwrap();
+    one_problem_dir(
+        &dir,
+        &[("1 3\n", "0.3333333333"), ("2 3\n", "0.6666666667")],
+    );
+    let sols = tmp.path().join("s.jsonl");
+    let grade = |code: &str, extra: &[&str]| -> (Option<i32>, Value, String) {
+        solutions_file(&sols, &[("q1", code)]);
+        let out = hrl()
+            .args(["lcb", "grade"])
+            .arg(&dir)
+            .arg("--solutions")
+            .arg(&sols)
+            .args(["--json", "--quiet", "--k", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            out.status.code(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // 1/3 printed with 16 digits: wrong under exact comparison, right within 1e-6.
+    let divide = "a, b = map(int, input().split())\nprint(a / b)";
+    let (code, v, _) = grade(divide, &["--timeout-clock", "cpu"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["samples"][0]["passed"], false);
+    assert_eq!(v["float_tolerance"], Value::Null);
+    assert_eq!(v["semantics"], "judge");
+    let (code, v, _) = grade(divide, &["--timeout-clock", "cpu", "--float-tol", "1e-6"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["samples"][0]["passed"], true);
+    assert_eq!(v["float_tolerance"], 1e-6);
+    // --timeout-clock cpu: a solution that sleeps 2 s per test fails a 1 s wall limit and
+    // passes a 1 s CPU limit (its wall backstop is 4 x 1 + 1 = 5 s).
+    let sleepy = "import time\ntime.sleep(2)\nprint(f'{eval(input().replace(\" \", \"/\")):.10f}')";
+    let (_, v, _) = grade(sleepy, &["--timeout", "1"]);
+    assert_eq!(v["timeout_clock"], "wall");
+    assert_eq!(v["samples"][0]["results"][0]["code"], -3);
+    let (_, v, _) = grade(sleepy, &["--timeout", "1", "--timeout-clock", "cpu"]);
+    assert_eq!(v["timeout_clock"], "cpu");
+    assert_eq!(v["samples"][0]["passed"], true, "{v}");
+    // --semantics reference is recorded; its judge-only options are refused (exit 2).
+    let (code, v, _) = grade(divide, &["--semantics", "reference"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["semantics"], "reference");
+    for extra in [
+        &["--semantics", "reference", "--timeout-clock", "cpu"][..],
+        &["--semantics", "reference", "--float-tol", "1e-6"],
+    ] {
+        let (code, _, stderr) = grade(divide, extra);
+        assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains("--semantics judge"), "{stderr}");
+    }
+    let (code, _, _) = grade(divide, &["--semantics", "lenient"]);
+    assert_eq!(code, Some(2));
 }
