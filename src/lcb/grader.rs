@@ -22,13 +22,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize, Serializer};
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
 
 use super::{LcbError, Problem};
+pub use crate::codetasks::{SampleResult, TestCode, TestResult};
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
 
 /// The Python driver run inside the sandbox (judge semantics).
@@ -126,80 +126,6 @@ impl Default for GradeConfig {
     }
 }
 
-/// The outcome of one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TestCode {
-    Pass,
-    GlobalTimeout,
-    WrongAnswer,
-    TimeLimit,
-    RuntimeError,
-}
-
-impl TestCode {
-    /// LiveCodeBench's integer code (pass is 1 here; LiveCodeBench writes `True`).
-    pub fn code(self) -> i32 {
-        match self {
-            TestCode::Pass => 1,
-            TestCode::GlobalTimeout => -1,
-            TestCode::WrongAnswer => -2,
-            TestCode::TimeLimit => -3,
-            TestCode::RuntimeError => -4,
-        }
-    }
-
-    pub fn from_code(c: i64) -> Option<TestCode> {
-        Some(match c {
-            1 => TestCode::Pass,
-            -1 => TestCode::GlobalTimeout,
-            -2 => TestCode::WrongAnswer,
-            -3 => TestCode::TimeLimit,
-            -4 => TestCode::RuntimeError,
-            _ => return None,
-        })
-    }
-}
-
-impl Serialize for TestCode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_i32(self.code())
-    }
-}
-
-/// One graded test.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TestResult {
-    pub test: usize,
-    pub code: TestCode,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    pub time_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-}
-
-/// One graded solution.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SampleResult {
-    pub question_id: String,
-    /// Index of this solution among the problem's solutions (input order).
-    pub sample: usize,
-    pub passed: bool,
-    /// Tests of the problem (public + private).
-    pub n_tests: usize,
-    /// Results up to and including the first failure.
-    pub results: Vec<TestResult>,
-}
-
-impl SampleResult {
-    /// The first failing result, if any.
-    pub fn failure(&self) -> Option<&TestResult> {
-        self.results.iter().find(|r| r.code != TestCode::Pass)
-    }
-}
-
 #[derive(Serialize)]
 struct Job<'a> {
     code: &'a str,
@@ -237,22 +163,6 @@ struct ReportLine {
 pub struct Grader {
     sandbox: Sandbox,
     config: GradeConfig,
-}
-
-static NONCE_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn nonce() -> String {
-    let mut h = Sha256::new();
-    h.update(std::process::id().to_le_bytes());
-    h.update(NONCE_COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    h.update(now.as_nanos().to_le_bytes());
-    h.finalize()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 impl Grader {
@@ -313,7 +223,7 @@ impl Grader {
                     .into(),
             });
         }
-        let nonce = nonce();
+        let nonce = crate::codetasks::nonce();
         let reference = self.config.semantics == Semantics::Reference;
         let job = Job {
             code,
@@ -682,5 +592,19 @@ pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) ->
         by_platform: group(&|s| s.platform.clone()),
         by_difficulty: group(&|s| s.difficulty.clone()),
         per_problem,
+    }
+}
+
+impl crate::codetasks::CodeGrader for Grader {
+    type Problem = Problem;
+    type Error = LcbError;
+
+    fn grade_code(
+        &self,
+        problem: &Problem,
+        code: &str,
+        sample: usize,
+    ) -> Result<SampleResult, LcbError> {
+        self.grade(problem, code, sample)
     }
 }
