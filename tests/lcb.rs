@@ -1313,7 +1313,9 @@ fn reference_semantics_reproduce_the_runner_and_judge_semantics_differ_as_declar
     // the runner itself by scripts/lcb_differential.sh).
     let sum = problem(vec![("3 4\n", "7"), ("10 -2\n", "8")], None);
     let f = problem(vec![("1", "1"), ("2", "2")], Some("f"));
-    let rows: &[(&str, &Problem, &str, &[i32], &[i32])] = &[
+    // (difference, problem, program, judge codes, reference codes)
+    type Row<'a> = (&'a str, &'a Problem, &'a str, &'a [i32], &'a [i32]);
+    let rows: &[Row] = &[
         (
             "wrapped-globals",
             &sum,
