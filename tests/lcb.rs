@@ -1202,6 +1202,10 @@ fn stderr_is_not_capped_and_stdout_is_capped_per_test() {
         r.results[0].message
     );
     assert_eq!(codes(&reference_grader(|_| {}), &q, blanks), vec![1]);
+    // A background process that keeps writing to standard error after the test's
+    // process ended does not hold the test open (it is killed with the test's group).
+    let background = "import os, sys\nif os.fork() == 0:\n    while True:\n        sys.stderr.write('x' * 4096)\nprint(2 * int(input()))";
+    assert_eq!(codes(&grader_with(|_| {}), &q, background), vec![1]);
     // Just under the cap is fine.
     let under = "import sys\nprint(2 * int(input()))\nsys.stdout.write(' ' * (60 << 20))";
     assert_eq!(codes(&grader_with(|_| {}), &q, under), vec![1]);

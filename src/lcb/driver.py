@@ -289,12 +289,12 @@ def run_one(job, code_obj, i, test, report):
                 chunks.append(chunk)
         if not msg_open and not err_open:
             break
-        if not ready or not msg_open:
-            # A grandchild may hold the pipes open after the child ended.
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-                break
+        # Whether or not the pipes are done: a grandchild may hold them open (and keep
+        # writing to stderr) after the child ended. Its message is drained below.
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = st
+            break
         if cpu_clock and time.monotonic() >= next_cpu_check:
             next_cpu_check = time.monotonic() + 0.05
             if cpu_seconds(pid) > job["timeout"]:
