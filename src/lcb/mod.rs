@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use grader::{GradeConfig, Grader, SampleResult, TestCode, TimeoutClock, pass_at_k};
+pub use grader::{GradeConfig, Grader, SampleResult, Semantics, TestCode, TimeoutClock, pass_at_k};
 pub use loader::{BadRow, Dataset, LoadOptions, load_dir};
 pub use split::{Split, SplitSpec};
 
@@ -82,7 +82,8 @@ impl crate::error::Classify for LcbError {
                     Runtime
                 }
             }
-            LcbError::Grading { .. } | LcbError::Sandbox(_) => Runtime,
+            LcbError::Grading { .. } => Runtime,
+            LcbError::Sandbox(e) => e.kind(),
             LcbError::BadRow(_)
             | LcbError::NoFiles(_)
             | LcbError::MissingFile { .. }
