@@ -1,6 +1,8 @@
 //! Reading JSON Lines input one line at a time, so that one bad line never hides the
-//! others: every reader of JSONL in the crate (`hrl tasks score`, prompt files for
-//! `hrl generate --prompts`, solutions for `hrl lcb grade`) goes through [`lines`].
+//! others: the JSONL readers of the crate (`hrl tasks score`, prompt files for
+//! `hrl generate --prompts`, solutions for `hrl lcb grade` and `hrl humaneval`) go
+//! through [`lines`]; the LiveCodeBench and HumanEval dataset loaders decode their rows
+//! per line the same way.
 //!
 //! A line is read as bytes up to `\n` (a final `\r` is dropped, as `BufRead::lines`
 //! does) and then decoded: a line that is not valid UTF-8 is reported as

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use harness_rl::lcb::grader::{self, Summary, TimeoutClock};
+use harness_rl::lcb::grader::{self, Semantics, Summary, TimeoutClock};
 use harness_rl::lcb::loader::{self, LoadOptions};
 use harness_rl::lcb::split::{self, SideCounts, SplitSpec};
 use harness_rl::lcb::{
@@ -113,6 +113,10 @@ pub struct GradeArgs {
     /// Accept numeric answers within this tolerance (off: exact, as LiveCodeBench).
     #[arg(long)]
     pub float_tol: Option<f64>,
+    /// `judge`: each test in a fresh process with real stdin/stdout, as an online judge
+    /// (default); `reference`: reproduce LiveCodeBench's own runner, quirks included.
+    #[arg(long, default_value = "judge", value_parser = ["judge", "reference"])]
+    pub semantics: String,
     /// Memory limit of each sandboxed run, in MiB.
     #[arg(long, default_value_t = 4096)]
     pub memory: u64,
@@ -384,6 +388,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         } else {
             TimeoutClock::Wall
         },
+        semantics: a.semantics.parse::<Semantics>()?,
         ..base
     };
     let grader = Grader::new(
@@ -458,6 +463,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         "release": ds.release.to_string(),
         "timeout_s": a.timeout,
         "timeout_clock": a.timeout_clock,
+        "semantics": a.semantics,
         "float_tolerance": a.float_tol,
         "isolation": !a.unsafe_no_isolation,
         "summary": summary,
@@ -474,6 +480,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         writeln!(out)?;
     } else {
         write_table(&mut out, &summary, &graded)?;
+        writeln!(out, "semantics: {}", a.semantics)?;
     }
     out.flush()?;
     if !errors.is_empty() {
