@@ -12,6 +12,7 @@ pub mod executor;
 pub mod families;
 pub mod home;
 pub mod humaneval;
+pub mod jsonl;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -160,12 +160,17 @@ fn info(a: InfoArgs) -> Result<()> {
 fn read_solutions(path: &PathBuf, extract: bool) -> Result<Vec<(usize, String, Solution)>> {
     let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut out = Vec::new();
-    for (i, line) in BufReader::new(f).lines().enumerate() {
+    for line in harness_rl::jsonl::lines(BufReader::new(f)) {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
-        if line.trim().is_empty() {
+        if line.is_blank() {
             continue;
         }
-        let at = format!("{}:{}", path.display(), i + 1);
+        let n = line.number;
+        let at = format!("{}:{n}", path.display());
+        let line = line
+            .text
+            .into_result()
+            .map_err(|e| HumanEvalError::BadSolutions(format!("{at}: {e}")))?;
         let v: serde_json::Value = serde_json::from_str(&line)
             .map_err(|e| HumanEvalError::BadSolutions(format!("{at}: not JSON: {e}")))?;
         let obj = v
@@ -194,7 +199,7 @@ fn read_solutions(path: &PathBuf, extract: bool) -> Result<Vec<(usize, String, S
                 .into());
             }
         };
-        out.push((i + 1, task_id, solution));
+        out.push((n, task_id, solution));
     }
     Ok(out)
 }
@@ -357,4 +362,23 @@ fn write_table(out: &mut impl Write, s: &Summary, graded: &[SampleResult]) -> io
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_solutions_line_that_is_not_utf8_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sols.jsonl");
+        let mut bytes = b"{\"task_id\": \"a\", \"completion\": \"  return 1\"}\n".to_vec();
+        bytes.extend(b"{\"task_id\": \"b\", \"completion\": \"\xff\"}\n");
+        std::fs::write(&path, bytes).unwrap();
+        let Err(err) = read_solutions(&path, false) else {
+            panic!("a bad line was accepted");
+        };
+        let err = err.to_string();
+        assert!(err.contains("sols.jsonl:2: invalid UTF-8 at byte"), "{err}");
+    }
 }
