@@ -3,11 +3,11 @@
 mod base_conversion;
 mod basic_arithmetic;
 mod chain_sum;
-pub(crate) mod common;
 mod count_primes;
 mod fraction_simplification;
 mod gcd;
 mod lcm;
+mod number_theory;
 mod power_function;
 mod prime_factorization;
 

@@ -1,10 +1,10 @@
 //! Cognition and sequences: pattern induction and attention.
 
 mod count_bits;
+mod facts;
 mod needle_haystack;
 mod number_sequence;
 mod rectangle_count;
-mod words;
 
 use super::Family;
 

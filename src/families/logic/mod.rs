@@ -1,10 +1,9 @@
 //! Deduction: kinship, syllogisms, propositional logic.
 
+mod answers;
 mod circuit_logic;
-mod common;
 mod family_relationships;
 mod knights_knaves;
-mod names;
 mod propositional_logic;
 mod syllogism;
 
