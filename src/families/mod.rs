@@ -14,6 +14,7 @@
 //! where several answers are correct). Verifiers never panic.
 
 pub mod answer;
+pub(crate) mod helpers;
 pub mod parse;
 
 pub mod algorithmic;

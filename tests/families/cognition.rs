@@ -192,6 +192,11 @@ pub fn resolvers() -> Vec<Resolver> {
             unique: true,
             solve: needle_haystack,
         },
+        Resolver {
+            family: "arc_1d",
+            unique: true,
+            solve: arc_1d,
+        },
     ]
 }
 
@@ -359,4 +364,149 @@ fn count_bits_ranges() {
             assert!(x.question.contains(&n.to_string()));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: arc_1d.
+// ---------------------------------------------------------------------------------
+
+fn digits(v: &serde_json::Value) -> Vec<u8> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as u8)
+        .collect()
+}
+
+/// Each rule re-implemented from its description, cell by cell (the generator works on
+/// whole blocks and slices).
+fn arc_rule(rule: &serde_json::Value, s: &[u8]) -> Vec<u8> {
+    let n = s.len();
+    let colour = || rule["color"].as_u64().unwrap() as u8;
+    let right = || rule["direction"] == "right";
+    match rule["rule"].as_str().unwrap() {
+        "shift" => {
+            let k = rule["k"].as_u64().unwrap() as isize;
+            let k = if right() { k } else { -k };
+            (0..n as isize)
+                .map(|i| {
+                    let from = i - k;
+                    if (0..n as isize).contains(&from) {
+                        s[from as usize]
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        }
+        "reverse" => (0..n).map(|i| s[n - 1 - i]).collect(),
+        "recolor" => {
+            let (from, to) = (
+                rule["from"].as_u64().unwrap() as u8,
+                rule["to"].as_u64().unwrap() as u8,
+            );
+            s.iter().map(|&c| if c == from { to } else { c }).collect()
+        }
+        "fill_gap" => {
+            let c = colour();
+            (0..n)
+                .map(|i| {
+                    let before = s[..=i].contains(&c);
+                    let after = s[i..].contains(&c);
+                    if before && after { c } else { s[i] }
+                })
+                .collect()
+        }
+        "gravity" => {
+            let mut out = vec![0; n];
+            let cells: Vec<u8> = s.iter().copied().filter(|&c| c != 0).collect();
+            let offset = if right() { n - cells.len() } else { 0 };
+            for (i, c) in cells.into_iter().enumerate() {
+                out[offset + i] = c;
+            }
+            out
+        }
+        "extend" => {
+            let c = colour();
+            (0..n)
+                .map(|i| {
+                    let seen = if right() {
+                        s[..=i].contains(&c)
+                    } else {
+                        s[i..].contains(&c)
+                    };
+                    if seen { c } else { 0 }
+                })
+                .collect()
+        }
+        "denoise" => (0..n)
+            .map(|i| {
+                let same_left = i > 0 && s[i - 1] == s[i];
+                let same_right = i + 1 < n && s[i + 1] == s[i];
+                if s[i] != 0 && !same_left && !same_right {
+                    0
+                } else {
+                    s[i]
+                }
+            })
+            .collect(),
+        "move_to_marker" => {
+            let c = colour();
+            let marker = rule["marker"].as_u64().unwrap() as u8;
+            let m = s.iter().position(|&x| x == marker).unwrap();
+            let len = s.iter().filter(|&&x| x == c).count();
+            let left_of_marker = s[..m].contains(&c);
+            (0..n)
+                .map(|i| {
+                    if i == m {
+                        marker
+                    } else if (left_of_marker && i < m && i + len >= m)
+                        || (!left_of_marker && i > m && i <= m + len)
+                    {
+                        c
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        }
+        r => panic!("unknown rule {r}"),
+    }
+}
+
+fn arc_1d(inst: &Instance) -> String {
+    let rules = inst.metadata["rules"].as_array().unwrap();
+    let run = |s: Vec<u8>| rules.iter().fold(s, |acc, r| arc_rule(r, &acc));
+    // The shown examples follow the same rules.
+    for ex in inst.metadata["examples"].as_array().unwrap() {
+        assert_eq!(
+            run(digits(&ex["input"])),
+            digits(&ex["output"]),
+            "{}",
+            inst.id
+        );
+    }
+    run(digits(&inst.metadata["test_input"]))
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn arc_1d_resolver_matches_the_gold_text() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for level in 1..=5u8 {
+        for i in 0..80 {
+            let (f, x) = inst("arc_1d", level, i);
+            assert_eq!(arc_1d(&x), x.answer, "{}", x.id);
+            assert_eq!(f.verify(&x, &x.answer.replace(' ', ", ")), 1.0);
+            assert_eq!(f.verify(&x, &format!("[{}]", x.answer)), 1.0);
+            assert_eq!(f.verify(&x, &format!("{} 0", x.answer)), 0.0);
+            for r in x.metadata["rules"].as_array().unwrap() {
+                kinds.insert(r["rule"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
 }

@@ -356,6 +356,11 @@ pub fn resolvers() -> Vec<Resolver> {
             unique: true,
             solve: syllogism,
         },
+        Resolver {
+            family: "cryptarithm",
+            unique: false,
+            solve: cryptarithm,
+        },
     ]
 }
 
@@ -532,4 +537,179 @@ fn corrupted_metadata_never_panics() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: cryptarithm.
+// ---------------------------------------------------------------------------------
+
+/// Every assignment satisfying a cryptarithm (up to `cap`), found column by column
+/// from the units with the carry (the generator never solves: it builds the puzzle
+/// from the digits).
+fn cryptarithm_solutions(inst: &Instance, cap: usize) -> Vec<[Option<u8>; 26]> {
+    let addends: Vec<Vec<u8>> = inst.metadata["addends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| s(w).bytes().rev().map(|b| b - b'A').collect())
+        .collect();
+    let sum: Vec<u8> = s(&inst.metadata["sum"])
+        .bytes()
+        .rev()
+        .map(|b| b - b'A')
+        .collect();
+    let mut fixed: [Option<u8>; 26] = [None; 26];
+    for (l, d) in inst.metadata["given"].as_object().unwrap() {
+        fixed[usize::from(l.as_bytes()[0] - b'A')] = Some(d.as_u64().unwrap() as u8);
+    }
+    let leading: Vec<u8> = addends
+        .iter()
+        .chain([&sum])
+        .map(|w| *w.last().unwrap())
+        .collect();
+    struct Search<'a> {
+        addends: &'a [Vec<u8>],
+        sum: &'a [u8],
+        leading: &'a [u8],
+        digit: [Option<u8>; 26],
+        used: [bool; 10],
+        out: Vec<[Option<u8>; 26]>,
+        cap: usize,
+    }
+    impl Search<'_> {
+        /// Assign the letters of column `col` still open in `pending`, then check it.
+        fn column(&mut self, col: usize, carry: u32) {
+            if self.out.len() >= self.cap {
+                return;
+            }
+            if col == self.sum.len() {
+                if carry == 0 && self.addends.iter().all(|a| a.len() <= col) {
+                    self.out.push(self.digit);
+                }
+                return;
+            }
+            let mut letters: Vec<u8> = self
+                .addends
+                .iter()
+                .filter_map(|a| a.get(col).copied())
+                .chain([self.sum[col]])
+                .filter(|&l| self.digit[usize::from(l)].is_none())
+                .collect();
+            letters.dedup();
+            self.assign(col, carry, &letters);
+        }
+        fn assign(&mut self, col: usize, carry: u32, open: &[u8]) {
+            if let Some((&l, rest)) = open.split_first() {
+                if self.digit[usize::from(l)].is_some() {
+                    return self.assign(col, carry, rest);
+                }
+                for d in 0..10u8 {
+                    if self.used[usize::from(d)] || (d == 0 && self.leading.contains(&l)) {
+                        continue;
+                    }
+                    self.digit[usize::from(l)] = Some(d);
+                    self.used[usize::from(d)] = true;
+                    self.assign(col, carry, rest);
+                    self.digit[usize::from(l)] = None;
+                    self.used[usize::from(d)] = false;
+                }
+                return;
+            }
+            let total: u32 = carry
+                + self
+                    .addends
+                    .iter()
+                    .filter_map(|a| a.get(col))
+                    .map(|&l| u32::from(self.digit[usize::from(l)].unwrap()))
+                    .sum::<u32>();
+            if total % 10 == u32::from(self.digit[usize::from(self.sum[col])].unwrap()) {
+                self.column(col + 1, total / 10);
+            }
+        }
+    }
+    let mut used = [false; 10];
+    for d in fixed.iter().flatten() {
+        used[usize::from(*d)] = true;
+    }
+    let mut search = Search {
+        addends: &addends,
+        sum: &sum,
+        leading: &leading,
+        digit: fixed,
+        used,
+        out: Vec::new(),
+        cap,
+    };
+    search.column(0, 0);
+    search.out
+}
+
+fn assignment_text(digit: &[Option<u8>; 26]) -> String {
+    (0..26)
+        .filter_map(|i| digit[i].map(|d| format!("{}={d}", char::from(b'A' + i as u8))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cryptarithm(inst: &Instance) -> String {
+    let sols = cryptarithm_solutions(inst, 1);
+    assert!(!sols.is_empty(), "{}: no solution", inst.id);
+    assignment_text(&sols[0])
+}
+
+/// The gold assignment is one of the re-solver's solutions (all of them are listed when
+/// there are fewer than the cap), and the verifier accepts every listed solution.
+#[test]
+fn cryptarithm_resolver_lists_the_gold_among_all_solutions() {
+    let f = families::get("cryptarithm").unwrap();
+    let mut several = 0;
+    for level in Level::all() {
+        for i in 0..30 {
+            let x = families::generate(f, level, 17, i);
+            let sols = cryptarithm_solutions(&x, 200);
+            let texts: Vec<String> = sols.iter().map(assignment_text).collect();
+            if sols.len() < 200 {
+                assert!(
+                    texts.contains(&x.answer),
+                    "{}: gold {} not found",
+                    x.id,
+                    x.answer
+                );
+            }
+            for t in texts.iter().take(20) {
+                assert_eq!(f.verify(&x, t), 1.0, "{}: {t}", x.id);
+            }
+            if sols.len() > 1 {
+                several += 1;
+            }
+        }
+    }
+    // Alternative solutions exist and are accepted (not string comparison with gold).
+    assert!(several > 0);
+}
+
+#[test]
+fn cryptarithm_rejects_broken_assignments() {
+    let f = families::get("cryptarithm").unwrap();
+    let x = families::generate(f, Level::new(2).unwrap(), 3, 0);
+    assert_eq!(f.verify(&x, &x.answer), 1.0);
+    assert_eq!(f.verify(&x, &x.answer.to_lowercase()), 1.0, "letter case");
+    assert_eq!(f.verify(&x, &x.answer.replace(", ", "\n")), 1.0, "newlines");
+    let pairs: Vec<&str> = x.answer.split(", ").collect();
+    // Dropping a pair, duplicating one, or swapping two digits breaks it.
+    assert_eq!(f.verify(&x, &pairs[1..].join(", ")), 0.0);
+    assert_eq!(f.verify(&x, &format!("{}, {}", x.answer, pairs[0])), 0.0);
+    let (a, b) = (pairs[0], pairs[1]);
+    let swapped = x
+        .answer
+        .replacen(a, &format!("{}{}", &a[..2], &b[2..]), 1)
+        .replacen(b, &format!("{}{}", &b[..2], &a[2..]), 1);
+    if cryptarithm_solutions(&x, 1000)
+        .iter()
+        .all(|s| assignment_text(s) != swapped)
+    {
+        assert_eq!(f.verify(&x, &swapped), 0.0, "{swapped}");
+    }
+    let kelvin = x.answer.replacen(&x.answer[..1], "\u{212a}", 1);
+    assert_eq!(f.verify(&x, &kelvin), 0.0);
 }

@@ -11,6 +11,7 @@ mod cognition;
 mod games;
 mod graphs;
 mod logic;
+mod new_families;
 
 use std::collections::BTreeMap;
 

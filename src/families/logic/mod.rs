@@ -2,6 +2,7 @@
 
 mod circuit_logic;
 mod common;
+mod cryptarithm;
 mod family_relationships;
 mod knights_knaves;
 mod names;
@@ -16,4 +17,5 @@ pub static FAMILIES: &[&dyn Family] = &[
     &knights_knaves::KnightsKnaves,
     &propositional_logic::PropositionalLogic,
     &syllogism::Syllogism,
+    &cryptarithm::Cryptarithm,
 ];
