@@ -6,7 +6,7 @@
 //! (`tca` could be `cat` or `act`, so neither is used). Each word's letters are
 //! shuffled until they differ from the word.
 //!
-//! Levels (number of words, word length): 1: 1, 3..=5 · 2: 2..=3, 4..=5 ·
+//! Levels (number of distinct words, word length): 1: 1, 3..=5 · 2: 2..=3, 4..=5 ·
 //! 3: 3..=5, 4..=7 · 4: 5..=7, 5..=10 · 5: 7..=10, 6..=14.
 //!
 //! Gold: the words in order, separated by single spaces. Verifier: the same number of
@@ -121,8 +121,9 @@ impl Family for LetterJumble {
         let (wmin, wmax, lmin, lmax) = PARAMS[level.idx()];
         let candidates = with_len(lmin, lmax);
         let n = rng.random_range(wmin..=wmax);
-        let words: Vec<&str> = (0..n)
-            .map(|_| candidates[rng.random_range(0..candidates.len())])
+        let words: Vec<&str> = rand::seq::index::sample(rng, candidates.len(), n)
+            .into_iter()
+            .map(|i| candidates[i])
             .collect();
         let jumbled: Vec<String> = words.iter().map(|w| jumble(rng, w)).collect();
         // A different number of words, or (one word) a word longer than any at level 1,
