@@ -223,44 +223,143 @@ fn generate_names_the_install_command_and_rejects_bad_files() {
         .stderr(contains("p.jsonl:2"));
 }
 
+/// `hrl` with a private `HRL_HOME` (so the completion cache is a fresh file, never the
+/// user's) and the real SmolLM2 file passed by path.
 #[cfg(feature = "llama")]
-#[test]
-fn generate_prints_jsonl_with_usage() {
+fn hrl_generate(home: &Path) -> Command {
     let real = smollm().path();
     assert!(real.is_file(), "run `hrl models fetch smollm2-135m` first");
-    let dir = tempfile::tempdir().unwrap();
-    let prompts = dir.path().join("p.jsonl");
-    std::fs::write(
-        &prompts,
-        "{\"id\": \"a\", \"prompt\": \"Say yes.\"}\n\n{\"id\": 7, \"messages\": [{\"role\": \"user\", \"content\": \"Say no.\"}]}\n",
-    )
-    .unwrap();
-    let out = Command::cargo_bin("hrl")
-        .unwrap()
+    let mut c = Command::cargo_bin("hrl").unwrap();
+    c.env("HRL_HOME", home)
         .args(["generate", "--model"])
         .arg(&real)
-        .args(["--threads", "1", "--max-tokens", "4", "--json", "--prompts"])
-        .arg(&prompts)
-        .output()
-        .unwrap();
+        .args(["--threads", "1"]);
+    c
+}
+
+#[cfg(feature = "llama")]
+fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    String::from_utf8(out.stdout.clone())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .collect()
+}
+
+#[cfg(feature = "llama")]
+#[test]
+fn generate_prints_jsonl_with_usage() {
+    let home = tempfile::tempdir().unwrap();
+    let prompts = home.path().join("p.jsonl");
+    std::fs::write(
+        &prompts,
+        "{\"id\": \"a\", \"prompt\": \"Say yes.\"}\n\n{\"id\": 7, \"messages\": [{\"role\": \"user\", \"content\": \"Say no.\"}]}\n",
+    )
+    .unwrap();
+    let run = || {
+        hrl_generate(home.path())
+            .args(["--max-tokens", "4", "--json", "--prompts"])
+            .arg(&prompts)
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let lines = json_lines(&out);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["id"], "a");
     assert_eq!(lines[1]["id"], 7);
     for l in &lines {
+        // A fresh private cache: this run really called the model.
+        assert_eq!(l["cached"], false, "{l}");
         let u = &l["usage"];
         assert!(u["prompt_tokens"].as_u64().unwrap() > 3);
         assert!((1..=4).contains(&u["completion_tokens"].as_u64().unwrap()));
         assert!(l["timings"]["total_ms"].as_f64().unwrap() > 0.0);
         assert!(l["finish_reason"] == "stop" || l["finish_reason"] == "length");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("0 hits, 2 misses"), "{stderr}");
+    // The cache went to the private home, and a second run is served from it.
+    assert!(home.path().join("cache/completions.sqlite").is_file());
+    let again = json_lines(&run());
+    for (a, b) in lines.iter().zip(&again) {
+        assert_eq!(b["cached"], true, "{b}");
+        assert_eq!(a["text"], b["text"]);
+    }
+}
+
+/// `--kv-unified` reaches llama.cpp (its context log says so) and the unified buffer
+/// still shares a harness prefix between sequences without breaking them.
+#[cfg(feature = "llama")]
+#[test]
+fn generate_kv_unified_reaches_llama_cpp_and_shares_prefixes() {
+    let home = tempfile::tempdir().unwrap();
+    let prompts = home.path().join("p.jsonl");
+    let harness = "You are a careful assistant. Answer the question with one short \
+        sentence, and put the final answer inside <answer></answer> tags.";
+    let rows: Vec<String> = [
+        "What is 2 plus 3?",
+        "Name a large animal.",
+        "What colour is the sky?",
+        "How many legs has a dog?",
+    ]
+    .iter()
+    .map(|q| serde_json::json!({"system": harness, "prompt": q}).to_string())
+    .collect();
+    std::fs::write(&prompts, rows.join("\n") + "\n").unwrap();
+    let run = |unified: bool| {
+        let mut c = hrl_generate(home.path());
+        c.env("HRL_LLAMA_LOG", "1")
+            .args(["--no-cache", "--n-parallel", "4", "--max-tokens", "6"])
+            .args(["--json", "--prompts"])
+            .arg(&prompts);
+        if unified {
+            c.arg("--kv-unified");
+        }
+        let out = c.output().unwrap();
+        // llama.cpp's context log: `llama_context: kv_unified            = true`.
+        let setting = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find(|l| l.starts_with("llama_context: kv_unified"))
+            .map(|l| l.rsplit('=').next().unwrap().trim().to_string());
+        (json_lines(&out), setting)
+    };
+    let (streams, setting) = run(false);
+    assert_eq!(setting.as_deref(), Some("false"));
+    let (unified, setting) = run(true);
+    assert_eq!(
+        setting.as_deref(),
+        Some("true"),
+        "--kv-unified did not reach llama.cpp"
+    );
+    assert_eq!(unified.len(), 4);
+    let first_word = |v: &serde_json::Value| {
+        v["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    for (i, (s, u)) in streams.iter().zip(&unified).enumerate() {
+        assert_eq!(u["cached"], false);
+        assert_eq!(s["usage"]["prompt_tokens"], u["usage"]["prompt_tokens"]);
+        // The first request computes the harness; the others share it (tagged cells
+        // in the unified buffer, copies with streams), the same number of tokens.
+        let cached = u["usage"]["cached_prompt_tokens"].as_u64().unwrap();
+        if i == 0 {
+            assert_eq!(cached, 0, "{u}");
+        } else {
+            assert!(cached > 20, "the harness is shared: {u}");
+        }
+        assert_eq!(s["usage"]["cached_prompt_tokens"], cached);
+        // Broken shared KV would derail a completion from its first token.
+        assert_eq!(first_word(s), first_word(u), "{s} vs {u}");
     }
 }

@@ -1,6 +1,7 @@
 //! `hrl cache stats|clear`, and the `--cache PATH` / `--no-cache` options shared by
 //! every command that calls a model.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -95,51 +96,60 @@ pub fn run(cmd: CacheCmd) -> Result<()> {
 }
 
 fn stats(path: Option<PathBuf>, json: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let path = path.unwrap_or_else(default_cache_path);
     let Some(cache) = CompletionCache::open_existing(&path)? else {
         if json {
-            println!(
+            writeln!(
+                out,
                 "{}",
                 serde_json::json!({"path": path, "entries": 0, "bytes": 0, "models": []})
-            );
+            )?;
         } else {
-            println!("{}: no cache yet", path.display());
+            writeln!(out, "{}: no cache yet", path.display())?;
         }
         return Ok(());
     };
     let s = cache.stats()?;
     if json {
-        println!("{}", serde_json::to_string(&s)?);
+        writeln!(out, "{}", serde_json::to_string(&s)?)?;
         return Ok(());
     }
-    println!(
+    writeln!(
+        out,
         "{}: {} entries, {:.1} MiB",
         s.path.display(),
         s.entries,
         s.bytes as f64 / (1024.0 * 1024.0)
-    );
+    )?;
     if !s.models.is_empty() {
-        println!("{:<66} {:>9} {:>14}", "model", "entries", "gen. tokens");
+        writeln!(
+            out,
+            "{:<66} {:>9} {:>14}",
+            "model", "entries", "gen. tokens"
+        )?;
         for m in &s.models {
-            println!(
+            writeln!(
+                out,
                 "{:<66} {:>9} {:>14}",
                 m.model_id, m.entries, m.completion_tokens
-            );
+            )?;
         }
     }
     Ok(())
 }
 
 fn clear(path: Option<PathBuf>, model: Option<String>, all: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let path = path.unwrap_or_else(default_cache_path);
     let Some(cache) = CompletionCache::open_existing(&path)? else {
-        println!("{}: no cache, nothing to clear", path.display());
+        writeln!(out, "{}: no cache, nothing to clear", path.display())?;
         return Ok(());
     };
     let model = if all { None } else { model };
     let n = cache
         .clear(model.as_deref())
         .with_context(|| format!("clearing {}", path.display()))?;
-    println!("{}: deleted {n} entries", path.display());
+    writeln!(out, "{}: deleted {n} entries", path.display())?;
     Ok(())
 }

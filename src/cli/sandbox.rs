@@ -1,6 +1,7 @@
 //! `hrl sandbox run FILE.py`: run one Python file in the sandbox and print the
 //! structured result as JSON (stdout/stderr as lossy UTF-8 strings).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,10 +82,14 @@ fn run_file(a: RunArgs) -> Result<()> {
         files: Vec::new(),
         limits,
     })?;
-    println!(
+    // A write error (e.g. the reader went away: exit code 0) is returned, not a panic.
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "{}",
         serde_json::to_string_pretty(&result_json(&result, &sandbox))?
-    );
+    )?;
+    out.flush()?;
     Ok(())
 }
 

@@ -82,7 +82,8 @@ impl crate::error::Classify for LcbError {
                     Runtime
                 }
             }
-            LcbError::Grading { .. } | LcbError::Sandbox(_) => Runtime,
+            LcbError::Grading { .. } => Runtime,
+            LcbError::Sandbox(e) => e.kind(),
             LcbError::BadRow(_)
             | LcbError::NoFiles(_)
             | LcbError::MissingFile { .. }

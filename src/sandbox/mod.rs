@@ -233,9 +233,24 @@ impl Isolation {
     /// Probe this machine. `disabled` layers are reported missing without probing
     /// (used to exercise the degraded paths).
     pub fn probe(disabled: &[Layer]) -> Isolation {
+        let disabled: Vec<(Layer, &str)> = disabled
+            .iter()
+            .map(|&l| (l, "disabled by the caller"))
+            .collect();
+        Isolation::probe_except(&disabled)
+    }
+
+    /// As [`Isolation::probe`], each disabled layer with the reason to report.
+    fn probe_except(disabled: &[(Layer, &str)]) -> Isolation {
+        let why_disabled = |layer: Layer| {
+            disabled
+                .iter()
+                .find(|(l, _)| *l == layer)
+                .map(|(_, why)| why.to_string())
+        };
         let mut missing = Vec::new();
-        let bwrap = if disabled.contains(&Layer::Namespaces) {
-            missing.push((Layer::Namespaces, "disabled by the caller".to_string()));
+        let bwrap = if let Some(why) = why_disabled(Layer::Namespaces) {
+            missing.push((Layer::Namespaces, why));
             None
         } else {
             match runner::probe_bwrap() {
@@ -246,8 +261,8 @@ impl Isolation {
                 }
             }
         };
-        let cgroups = if disabled.contains(&Layer::Cgroups) {
-            missing.push((Layer::Cgroups, "disabled by the caller".to_string()));
+        let cgroups = if let Some(why) = why_disabled(Layer::Cgroups) {
+            missing.push((Layer::Cgroups, why));
             None
         } else {
             match CgroupBases::probe() {
@@ -273,6 +288,38 @@ impl Isolation {
     }
 }
 
+/// Test knob: a comma-separated list of layers (`namespaces`, `cgroups`) that
+/// [`Sandbox::new`] treats as missing, so that the refusal and the
+/// `--unsafe-no-isolation` paths of `hrl sandbox run` and `hrl lcb grade` can be
+/// tested on a machine that has every layer. It can only take isolation away, and a
+/// sandbox with a missing layer refuses to run unless `unsafe_no_isolation` is set.
+/// Not meant for anything but tests; an unknown name is an error.
+pub const DISABLE_LAYERS_ENV: &str = "HRL_SANDBOX_DISABLE_LAYERS";
+
+/// The layers named in [`DISABLE_LAYERS_ENV`] (none when it is unset or empty).
+fn disabled_by_env() -> Result<Vec<Layer>, SandboxError> {
+    let Some(value) = std::env::var_os(DISABLE_LAYERS_ENV) else {
+        return Ok(Vec::new());
+    };
+    let value = value.to_string_lossy();
+    let mut layers = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let layer = match name {
+            "namespaces" => Layer::Namespaces,
+            "cgroups" => Layer::Cgroups,
+            other => {
+                return Err(SandboxError::InvalidRequest(format!(
+                    "{DISABLE_LAYERS_ENV}: unknown layer `{other}` (known: namespaces, cgroups)"
+                )));
+            }
+        };
+        if !layers.contains(&layer) {
+            layers.push(layer);
+        }
+    }
+    Ok(layers)
+}
+
 /// A configured sandbox; cheap to share across threads.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
@@ -283,17 +330,27 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// Probe the machine and build a sandbox. Refuses (naming each missing layer)
-    /// unless `config.unsafe_no_isolation` is set.
+    /// unless `config.unsafe_no_isolation` is set. Layers named in the test knob
+    /// [`DISABLE_LAYERS_ENV`] count as missing.
     pub fn new(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
-        Sandbox::with_disabled_layers(config, &[])
+        let from_env = disabled_by_env()?;
+        let disabled: Vec<(Layer, &str)> = from_env
+            .iter()
+            .map(|&l| (l, "disabled by HRL_SANDBOX_DISABLE_LAYERS (a test knob)"))
+            .collect();
+        Sandbox::build(config, Isolation::probe_except(&disabled))
     }
 
-    /// As [`Sandbox::new`], treating `disabled` layers as missing.
+    /// As [`Sandbox::new`], treating `disabled` layers as missing (and ignoring
+    /// [`DISABLE_LAYERS_ENV`]).
     pub fn with_disabled_layers(
         config: SandboxConfig,
         disabled: &[Layer],
     ) -> Result<Sandbox, SandboxError> {
-        let isolation = Isolation::probe(disabled);
+        Sandbox::build(config, Isolation::probe(disabled))
+    }
+
+    fn build(config: SandboxConfig, isolation: Isolation) -> Result<Sandbox, SandboxError> {
         if !isolation.is_complete() && !config.unsafe_no_isolation {
             let why: Vec<String> = isolation
                 .missing
