@@ -17,8 +17,8 @@
 //! `days_between` (span 1..=90) · 3: `add_days` (N 1..=400, either way),
 //! `days_between` (span 1..=800), `weekday_of_date` (reference in the same year) ·
 //! 4: `add_days` (N 1..=2000), `days_between` (span 1..=3700), `weekday_of_date`
-//! (reference up to 10 years away) · 5: `add_days` (N 1..=10000), `weekday_of_date`
-//! (reference up to 100 years away), `business_days` (span 0..=120).
+//! (reference up to 10 years away) · 5: `days_between` (span 1..=20000),
+//! `weekday_of_date` (reference up to 100 years away), `business_days` (span 0..=120).
 //! Base dates lie in 1950..=2050.
 //!
 //! Verifier (unique answers, compared as values): weekday names in English, full or
@@ -72,8 +72,10 @@ struct Params {
     offset_max: i64,
     /// Offsets may go backwards.
     backwards: bool,
-    /// Largest span for `days_between` and `business_days`.
+    /// Largest span for `days_between`.
     span_max: i64,
+    /// Largest span for `business_days`.
+    business_span_max: i64,
     /// Largest distance in years of the reference date for `weekday_of_date`
     /// (0: the same year).
     reference_years: i64,
@@ -85,6 +87,7 @@ const PARAMS: [Params; 5] = [
         offset_max: 30,
         backwards: false,
         span_max: 0,
+        business_span_max: 0,
         reference_years: 0,
     },
     Params {
@@ -92,6 +95,7 @@ const PARAMS: [Params; 5] = [
         offset_max: 100,
         backwards: true,
         span_max: 90,
+        business_span_max: 0,
         reference_years: 0,
     },
     Params {
@@ -99,6 +103,7 @@ const PARAMS: [Params; 5] = [
         offset_max: 400,
         backwards: true,
         span_max: 800,
+        business_span_max: 0,
         reference_years: 0,
     },
     Params {
@@ -106,13 +111,15 @@ const PARAMS: [Params; 5] = [
         offset_max: 2000,
         backwards: true,
         span_max: 3700,
+        business_span_max: 0,
         reference_years: 10,
     },
     Params {
-        tasks: &[Task::AddDays, Task::WeekdayOfDate, Task::BusinessDays],
-        offset_max: 10000,
+        tasks: &[Task::DaysBetween, Task::WeekdayOfDate, Task::BusinessDays],
+        offset_max: 0,
         backwards: true,
-        span_max: 120,
+        span_max: 20000,
+        business_span_max: 120,
         reference_years: 100,
     },
 ];
@@ -240,6 +247,7 @@ impl Family for CalendarArithmetic {
         json!({
             "tasks": tasks, "offset_max": p.offset_max, "add_days_max": add_max,
             "backwards": p.backwards, "span_max": p.span_max,
+            "business_span_max": p.business_span_max,
             "reference_years_max": p.reference_years, "base_year_min": 1950, "base_year_max": 2050,
         })
     }
@@ -359,7 +367,7 @@ impl Family for CalendarArithmetic {
             }
             Task::BusinessDays => {
                 let start = base_date(rng);
-                let span = rng.random_range(0..=p.span_max);
+                let span = rng.random_range(0..=p.business_span_max);
                 let end = start + span;
                 let count = (start..=end).filter(|&d| weekday(d) < 5).count();
                 let body = format!(
@@ -382,7 +390,7 @@ impl Family for CalendarArithmetic {
                 );
                 (
                     body,
-                    count_instruction(p.span_max + 1),
+                    count_instruction(p.business_span_max + 1),
                     count.to_string(),
                     meta,
                 )
