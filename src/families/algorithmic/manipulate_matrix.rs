@@ -14,8 +14,8 @@
 //!
 //! Gold: the final matrix, one row per line, numbers separated by spaces. Verifier: the
 //! same matrix, cell by cell (rows as lines or `[[..], [..]]`, cells separated by
-//! whitespace and/or commas). The format example has a different shape from the result,
-//! so it is never accepted. Metadata: `matrix` and `operations` (objects with `op` and
+//! whitespace and/or commas). Every result is at least 3×3, so the 2×2 format example
+//! is never accepted. Metadata: `matrix` and `operations` (objects with `op` and
 //! its arguments: `degrees`, `axis`, `index`, `rows`, `cols`, `from`, `to`).
 
 use std::sync::OnceLock;
@@ -305,11 +305,10 @@ impl Family for ManipulateMatrix {
             .enumerate()
             .map(|(i, op)| format!("{}. {}\n", i + 1, describe(op)))
             .collect();
-        let example = if cur.len() == 2 && cur[0].len() == 2 {
-            "1 2 3\n4 5 6"
-        } else {
-            "1 2\n3 4"
-        };
+        // Results have at least MIN_SIDE rows and columns (removals and crops stop
+        // there, and every level starts at least that large), so a 2x2 example is never
+        // the answer, whatever the operations.
+        let example = "1 2\n3 4";
         Generated {
             question: format!(
                 "Start from this {rows}x{cols} matrix and apply the operations below in order \
@@ -348,6 +347,12 @@ impl Family for ManipulateMatrix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_are_never_smaller_than_the_example() {
+        assert!(PARAMS.iter().all(|p| p.rows.0 >= MIN_SIDE));
+        assert!(MIN_SIDE > 2);
+    }
 
     #[test]
     fn operations_by_hand() {
