@@ -361,6 +361,11 @@ pub fn resolvers() -> Vec<Resolver> {
             unique: false,
             solve: cryptarithm,
         },
+        Resolver {
+            family: "zebra_puzzles",
+            unique: true,
+            solve: zebra_puzzles,
+        },
     ]
 }
 
@@ -712,4 +717,174 @@ fn cryptarithm_rejects_broken_assignments() {
     }
     let kelvin = x.answer.replacen(&x.answer[..1], "\u{212a}", 1);
     assert_eq!(f.verify(&x, &kelvin), 0.0);
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: zebra_puzzles.
+// ---------------------------------------------------------------------------------
+
+/// Every arrangement satisfying the clues (up to `cap`): for each attribute, the
+/// permutations of houses that satisfy its own clues (those naming only that
+/// attribute); then a backtracking search over attributes, most constrained first,
+/// checking each clue between two attributes once both are placed. (The generator
+/// narrows per-value house sets by propagation instead.)
+fn zebra_solutions(inst: &Instance, cap: usize) -> Vec<Vec<Vec<usize>>> {
+    type C = (String, (usize, usize), (usize, usize), usize);
+    let m = &inst.metadata;
+    let n = m["houses"].as_u64().unwrap() as usize;
+    let k = m["attributes"].as_array().unwrap().len();
+    let pair = |v: &Value| -> (usize, usize) {
+        let a = v.as_array().unwrap();
+        (
+            a[0].as_u64().unwrap() as usize,
+            a[1].as_u64().unwrap() as usize,
+        )
+    };
+    let clues: Vec<C> = m["clues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let kind = s(&c["kind"]).to_string();
+            let a = pair(&c["a"]);
+            let b = if c.get("b").is_some() {
+                pair(&c["b"])
+            } else {
+                a
+            };
+            let house = c.get("house").map_or(0, |h| h.as_u64().unwrap() as usize);
+            (kind, a, b, house)
+        })
+        .collect();
+    // `place[attr]` = house of each value, when the attribute is placed.
+    fn holds(c: &C, place: &[Option<Vec<usize>>]) -> bool {
+        let (kind, a, b, house) = c;
+        let (Some(pa), Some(pb)) = (&place[a.0], &place[b.0]) else {
+            return true;
+        };
+        let (x, y) = (pa[a.1], pb[b.1]);
+        match kind.as_str() {
+            "at" => x + 1 == *house,
+            "not_at" => x + 1 != *house,
+            "same" => x == y,
+            "left_of" => x + 1 == y,
+            "next_to" => x.abs_diff(y) == 1,
+            "before" => x < y,
+            other => panic!("unknown clue {other}"),
+        }
+    }
+    // All permutations of 0..n, lexicographic.
+    let mut perms: Vec<Vec<usize>> = vec![(0..n).collect()];
+    loop {
+        let mut p = perms.last().unwrap().clone();
+        let Some(i) = (0..n.saturating_sub(1)).rev().find(|&i| p[i] < p[i + 1]) else {
+            break;
+        };
+        let j = (i + 1..n).rev().find(|&j| p[j] > p[i]).unwrap();
+        p.swap(i, j);
+        p[i + 1..].reverse();
+        perms.push(p);
+    }
+    let own: Vec<Vec<Vec<usize>>> = (0..k)
+        .map(|attr| {
+            perms
+                .iter()
+                .filter(|p| {
+                    let mut place: Vec<Option<Vec<usize>>> = vec![None; k];
+                    place[attr] = Some((*p).clone());
+                    clues
+                        .iter()
+                        .filter(|c| c.1.0 == attr && c.2.0 == attr)
+                        .all(|c| holds(c, &place))
+                })
+                .cloned()
+                .collect()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by_key(|&a| own[a].len());
+    fn go(
+        i: usize,
+        order: &[usize],
+        own: &[Vec<Vec<usize>>],
+        clues: &[C],
+        place: &mut Vec<Option<Vec<usize>>>,
+        out: &mut Vec<Vec<Vec<usize>>>,
+        cap: usize,
+    ) {
+        if out.len() >= cap {
+            return;
+        }
+        if i == order.len() {
+            out.push(place.iter().map(|p| p.clone().unwrap()).collect());
+            return;
+        }
+        let attr = order[i];
+        for p in &own[attr] {
+            place[attr] = Some(p.clone());
+            if clues
+                .iter()
+                .filter(|c| c.1.0 == attr || c.2.0 == attr)
+                .all(|c| holds(c, place))
+            {
+                go(i + 1, order, own, clues, place, out, cap);
+            }
+            place[attr] = None;
+        }
+    }
+    let mut place = vec![None; k];
+    let mut out = Vec::new();
+    go(0, &order, &own, &clues, &mut place, &mut out, cap);
+    out
+}
+
+fn zebra_puzzles(inst: &Instance) -> String {
+    let sols = zebra_solutions(inst, 2);
+    assert_eq!(sols.len(), 1, "{}: {} solutions", inst.id, sols.len());
+    let q = inst.metadata["question"].as_array().unwrap();
+    let (qa, qv) = (
+        q[0].as_u64().unwrap() as usize,
+        q[1].as_u64().unwrap() as usize,
+    );
+    let house = sols[0][qa][qv];
+    let who = (0..sols[0][0].len())
+        .find(|&v| sols[0][0][v] == house)
+        .unwrap();
+    s(&inst.metadata["names"][who]).to_string()
+}
+
+/// The puzzle has exactly one arrangement, no clue is redundant, and the re-solver's
+/// name is the gold.
+#[test]
+fn zebra_puzzles_are_unique_and_minimal() {
+    let f = families::get("zebra_puzzles").unwrap();
+    for level in Level::all() {
+        for i in 0..8 {
+            let x = families::generate(f, level, 17, i);
+            assert_eq!(zebra_puzzles(&x), x.answer, "{}", x.id);
+            // Dropping any one clue leaves more than one arrangement.
+            let clues = x.metadata["clues"].as_array().unwrap().clone();
+            for j in 0..clues.len() {
+                let mut y = x.clone();
+                let mut fewer = clues.clone();
+                fewer.remove(j);
+                y.metadata["clues"] = Value::Array(fewer);
+                assert!(
+                    zebra_solutions(&y, 2).len() > 1,
+                    "{}: clue {j} is redundant",
+                    x.id
+                );
+            }
+            let other = x.metadata["names"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(s)
+                .find(|n| *n != x.answer)
+                .unwrap();
+            assert_eq!(f.verify(&x, other), 0.0);
+            assert_eq!(f.verify(&x, &x.answer.to_uppercase()), 1.0);
+            assert_eq!(f.verify(&x, &format!("{} lives there", x.answer)), 0.0);
+        }
+    }
 }

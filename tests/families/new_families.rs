@@ -5,7 +5,7 @@
 use harness_rl::families::{self, Family, Instance, Level, ScoreMode};
 
 /// The families added for issue 8.
-pub const NEW: [&str; 16] = [
+pub const NEW: [&str; 17] = [
     "decimal_arithmetic",
     "bitwise_arithmetic",
     "calendar_arithmetic",
@@ -22,6 +22,7 @@ pub const NEW: [&str; 16] = [
     "sokoban",
     "cryptarithm",
     "arc_1d",
+    "zebra_puzzles",
 ];
 
 fn score(f: &dyn Family, inst: &Instance, response: &str) -> f64 {

@@ -8,6 +8,7 @@ mod knights_knaves;
 mod names;
 mod propositional_logic;
 mod syllogism;
+mod zebra_puzzles;
 
 use super::Family;
 
@@ -18,4 +19,5 @@ pub static FAMILIES: &[&dyn Family] = &[
     &propositional_logic::PropositionalLogic,
     &syllogism::Syllogism,
     &cryptarithm::Cryptarithm,
+    &zebra_puzzles::ZebraPuzzles,
 ];
