@@ -4,7 +4,7 @@
 #
 #   scripts/compare_reasoning_gym.sh            # defaults below
 #   N=5000 LEVEL=3 SEED=0 OUT=target/compare_reasoning_gym.md scripts/compare_reasoning_gym.sh
-#   ONLY=sudoku,jugs scripts/compare_reasoning_gym.sh   # only these (must exist in both)
+#   ONLY="count_bits graph_color" scripts/compare_reasoning_gym.sh   # a subset
 #
 # reasoning-gym: a private venv (.venv-rg, gitignored) with reasoning-gym pinned to
 # RG_VERSION; per family, build a dataset of N items (default config) and materialise
@@ -16,10 +16,8 @@
 # side is measured REPEAT times (default 3) keeping its best rate, which filters out
 # slow-downs caused by other load on a shared machine. A very slow reasoning-gym family
 # stops after RG_MAX_SECONDS (default 10) and is rated on the items it produced.
-# ONLY (comma-separated family names) restricts the run to those families; a name that
-# is not in both suites is an error. Prints a Markdown table (family, rg items/s, hrl
-# items/s, ratio) and the geometric mean of the ratios, and writes the same Markdown to
-# OUT.
+# Prints a Markdown table (family, rg items/s, hrl items/s, ratio) and the geometric
+# mean of the ratios, and writes the same Markdown to OUT.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +30,6 @@ SEED=${SEED:-0}
 REPEAT=${REPEAT:-3}
 RG_MAX_SECONDS=${RG_MAX_SECONDS:-10}
 OUT=${OUT:-target/compare_reasoning_gym.md}
-ONLY=${ONLY:-}
 VENV=${VENV:-$ROOT/.venv-rg}
 PY="$VENV/bin/python"
 HELPER="$ROOT/scripts/rg_throughput.py"
@@ -53,16 +50,23 @@ mapfile -t FAMILIES < <(
 import json, subprocess, sys
 hrl = {f["name"] for f in json.load(sys.stdin)}
 rg = set(json.loads(subprocess.check_output([sys.argv[1], sys.argv[2], "--registry"])))
-both = hrl & rg
-only = [x for x in sys.argv[3].split(",") if x]
-if only:
-    missing = sorted(set(only) - both)
-    if missing:
-        sys.exit("ONLY names families that are not in both suites: " + ", ".join(missing))
-    both = set(only)
-print("\n".join(sorted(both)))
-' "$PY" "$HELPER" "$ONLY"
+print("\n".join(sorted(hrl & rg)))
+' "$PY" "$HELPER"
 )
+if [ -n "${ONLY:-}" ]; then
+    WANT=" $ONLY "
+    KEEP=()
+    for fam in "${FAMILIES[@]}"; do
+        case "$WANT" in *" $fam "*) KEEP+=("$fam") ;; esac
+    done
+    for fam in $ONLY; do
+        case " ${KEEP[*]} " in
+            *" $fam "*) ;;
+            *) echo "ONLY: $fam is not a family of both harness-rl and reasoning-gym" >&2; exit 1 ;;
+        esac
+    done
+    FAMILIES=("${KEEP[@]}")
+fi
 if [ "${#FAMILIES[@]}" -eq 0 ]; then
     echo "no family exists in both harness-rl and reasoning-gym" >&2
     exit 1

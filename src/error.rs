@@ -51,6 +51,7 @@ macro_rules! classified_types {
 classified_types!(
     crate::families::FamilyError,
     crate::lcb::LcbError,
+    crate::humaneval::HumanEvalError,
     crate::lcb::pickle::PickleError,
     crate::lcb::loader::PrivateTestsError,
     crate::sandbox::SandboxError,

@@ -6,10 +6,13 @@
 //! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
 //! for the code map and the invariants each module keeps.
 
+pub mod codetasks;
 pub mod error;
 pub mod executor;
 pub mod families;
 pub mod home;
+pub mod humaneval;
+pub mod jsonl;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;

@@ -328,6 +328,32 @@ fn concurrent_callers_share_the_executor() {
     }
 }
 
+/// `complete_batch_progress` reports each request once, with the result it returns,
+/// as its sequence finishes: a 2-token request that shares the batch with a 24-token
+/// one is reported first (the default, batch-at-the-end report would give 0 then 1).
+#[test]
+fn each_completion_is_reported_as_its_sequence_finishes() {
+    let exec = load(|o| o.n_parallel = 2);
+    let reqs = vec![
+        greedy(chat("Count from 1 to 200, separated by commas."), 24),
+        greedy(chat("Count from 1 to 200, separated by commas."), 2),
+    ];
+    let reported = std::sync::Mutex::new(Vec::new());
+    let out = ok(exec.complete_batch_progress(&reqs, &|i, r| {
+        reported
+            .lock()
+            .unwrap()
+            .push((i, r.as_ref().expect("completion").text.clone()));
+    }));
+    // The premise: the first request really generates longer.
+    assert_eq!(out[0].usage.completion_tokens, 24, "{:?}", out[0]);
+    assert_eq!(out[1].usage.completion_tokens, 2);
+    assert_eq!(
+        *reported.lock().unwrap(),
+        vec![(1, out[1].text.clone()), (0, out[0].text.clone())]
+    );
+}
+
 #[test]
 fn seeded_sampling_repeats_and_seeds_differ() {
     let exec = load(|o| o.n_parallel = 4);

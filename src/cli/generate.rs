@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use harness_rl::executor::llama::{self, LlamaExecutor, LlamaOptions};
-use harness_rl::executor::{Request, Sampling, prompts};
+use harness_rl::executor::{ExecutorError, Request, Sampling, prompts};
 use serde_json::json;
 
 use super::UsageError;
@@ -89,14 +89,16 @@ pub struct GenerateArgs {
     /// Raw completion: no chat template.
     #[arg(long)]
     pub raw: bool,
-    /// 0 = greedy.
+    /// 0 = greedy; at most 100.
     #[arg(long, default_value_t = 0.0)]
     pub temperature: f32,
+    /// Nucleus sampling, in (0, 1]; 1 = off.
     #[arg(long, default_value_t = 1.0)]
     pub top_p: f32,
     /// 0 = off.
     #[arg(long, default_value_t = 0)]
     pub top_k: u32,
+    /// In [0, 1]; 0 = off.
     #[arg(long, default_value_t = 0.0)]
     pub min_p: f32,
     #[arg(long, default_value_t = 0)]
@@ -119,14 +121,6 @@ pub struct GenerateArgs {
 }
 
 pub fn run(a: GenerateArgs) -> Result<()> {
-    if a.max_tokens == 0 {
-        return Err(UsageError("--max-tokens must be >= 1".into()).into());
-    }
-    if !(0.0..=1.0).contains(&a.top_p) || !(0.0..=1.0).contains(&a.min_p) || a.temperature < 0.0 {
-        return Err(
-            UsageError("--top-p and --min-p must lie in 0..=1, --temperature >= 0".into()).into(),
-        );
-    }
     let rows = match (&a.prompt, &a.prompts) {
         (Some(p), _) => vec![prompts::PromptRow {
             line: 0,
@@ -154,6 +148,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         stop: a.stop.clone(),
         grammar,
     };
+    // The same ranges `hrl serve` and the HTTP client apply.
+    sampling.validate().map_err(|e| match e {
+        ExecutorError::InvalidRequest(m) => UsageError(format!("invalid sampling setting: {m}")),
+        other => UsageError(other.to_string()),
+    })?;
     let exec: std::sync::Arc<dyn harness_rl::executor::Executor> =
         match a.endpoint.connect(&a.model.model)? {
             Some(remote) => std::sync::Arc::new(remote),

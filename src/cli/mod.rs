@@ -6,6 +6,7 @@ pub mod endpoint;
 pub mod exit_codes;
 #[cfg(feature = "llama")]
 pub mod generate;
+pub mod humaneval;
 pub mod lcb;
 pub mod models;
 pub mod sandbox;

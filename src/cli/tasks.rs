@@ -174,6 +174,7 @@ fn score_line(line: &str, mode: ScoreMode) -> std::result::Result<Value, String>
     let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
         .map_err(|e| format!("not an instance: {e}"))?;
     let fam = families::get(&inst.family).map_err(|e| e.to_string())?;
+    Level::new(inst.level).map_err(|e| format!("`level`: {e}"))?;
     let scored = families::score_response(fam, &inst, &response, mode);
     obj.insert("score".into(), json!(scored.score));
     obj.insert("extracted".into(), json!(scored.extracted));
@@ -201,12 +202,13 @@ fn score(a: ScoreArgs) -> Result<()> {
     };
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut ok, mut bad, mut total) = (0u64, 0u64, 0.0f64);
-    for (i, line) in input.lines().enumerate() {
-        let line = line.with_context(|| format!("{name}: read error at line {}", i + 1))?;
-        if line.trim().is_empty() {
+    for line in harness_rl::jsonl::lines(input) {
+        let line = line.with_context(|| format!("{name}: read error"))?;
+        if line.is_blank() {
             continue;
         }
-        match score_line(&line, mode) {
+        let n = line.number;
+        match line.text.into_result().and_then(|t| score_line(&t, mode)) {
             Ok(v) => {
                 total += v["score"].as_f64().unwrap_or(0.0);
                 ok += 1;
@@ -215,7 +217,7 @@ fn score(a: ScoreArgs) -> Result<()> {
             }
             Err(msg) => {
                 bad += 1;
-                eprintln!("hrl: warning: {name}:{}: skipped: {msg}", i + 1);
+                eprintln!("hrl: warning: {name}:{n}: skipped: {msg}");
             }
         }
     }

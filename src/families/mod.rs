@@ -12,9 +12,15 @@
 //! verifier then parses the extracted text with the tolerant-but-strict helpers in
 //! [`parse`] and checks it against the instance (by constraint checking or simulation
 //! where several answers are correct). Verifiers never panic.
+//!
+//! Every family is built from one shared [`kit`]: bounded metadata readers, the
+//! question layout (body parts plus answer format), grid and list text, word lists,
+//! sampling helpers. The [`InstanceStream`] composes the question and writes the level
+//! parameters into each instance's metadata, so a family only draws its instance.
 
 pub mod answer;
 pub(crate) mod helpers;
+pub mod kit;
 pub mod parse;
 
 pub mod algorithmic;
@@ -128,17 +134,21 @@ impl From<Level> for u8 {
     }
 }
 
-/// What a generator produces before the common fields are attached.
+/// What a generator produces; the instance stream attaches the common fields, writes
+/// the question text from `body` and `format` (`kit::question::compose`) and puts the
+/// level parameters into the metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generated {
-    /// The full question, including the required answer format and the request to
-    /// put the final answer inside `<answer>...</answer>`.
-    pub question: String,
+    /// What the question asks, without the answer instruction.
+    pub body: kit::question::Body,
+    /// What the answer must look like (the instruction the question ends with).
+    pub format: kit::question::AnswerFormat,
     /// One gold answer in the canonical format the question asks for.
     pub answer: String,
-    /// Generator parameters and the structured input (numbers, grid, graph, board) so
-    /// an outside tool can re-solve the instance without parsing the question.
-    pub metadata: serde_json::Value,
+    /// The structured input (numbers, grid, graph, board) so an outside tool can
+    /// re-solve the instance without parsing the question; the stream adds `params`
+    /// in front (reserved keys: `kit::meta`).
+    pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One generated problem. Serialises to exactly the fields of the `hrl tasks gen`
@@ -155,41 +165,93 @@ pub struct Instance {
     pub metadata: serde_json::Value,
 }
 
-/// The words every answer instruction starts with (see [`answer_instruction`]).
-const INSTRUCTION_LEAD: &str = "Give your final answer ";
-/// What follows the format description in an answer instruction.
-const INSTRUCTION_TAGS: &str = " inside <answer></answer> tags";
+use kit::question::{INSTRUCTION_LEAD, INSTRUCTION_TAGS};
+
+/// Where a question's answer instruction starts and what its phrase and example are.
+struct Split<'a> {
+    /// Byte offset of the instruction in `question` (`question.len()` when none).
+    start: usize,
+    phrase: &'a str,
+    example: Option<&'a str>,
+}
 
 impl Instance {
-    /// Byte offset where the final answer instruction starts (`question.len()` when
-    /// the question has none).
-    fn instruction_start(&self) -> usize {
-        self.question
-            .rfind(INSTRUCTION_LEAD)
-            .unwrap_or(self.question.len())
+    /// The split recorded by the instance stream: the answer format stored under the
+    /// reserved metadata key `answer_format` (see `kit::meta`), whose instruction the
+    /// question must end with. `None` for an instance without it (a file written
+    /// before the key existed) or whose question no longer ends with it (edited).
+    fn recorded_split(&self) -> Option<Split<'_>> {
+        let f = self.metadata.get(kit::meta::ANSWER_FORMAT)?.as_object()?;
+        let phrase = f.get("phrase")?.as_str()?;
+        let example = match f.get("example") {
+            None => None,
+            Some(e) => Some(e.as_str()?),
+        };
+        if f.len() != 1 + usize::from(example.is_some()) {
+            return None;
+        }
+        let question = self.question.trim_end();
+        let start = question
+            .len()
+            .checked_sub(kit::question::instruction_len(phrase, example))?;
+        let tail = question.get(start..)?;
+        kit::question::is_instruction(tail, phrase, example).then_some(Split {
+            start,
+            phrase,
+            example,
+        })
+    }
+
+    /// The split read off the text, for questions without a recorded format: the
+    /// instruction starts at the last "Give your final answer ".
+    fn parsed_split(&self) -> Split<'_> {
+        let Some(start) = self.question.rfind(INSTRUCTION_LEAD) else {
+            return Split {
+                start: self.question.len(),
+                phrase: "",
+                example: None,
+            };
+        };
+        let rest = &self.question[start + INSTRUCTION_LEAD.len()..];
+        let phrase = rest
+            .find(INSTRUCTION_TAGS)
+            .map_or("", |end| rest[..end].trim());
+        let example = rest
+            .split_once(", for example <answer>")
+            .and_then(|(_, e)| e.trim_end().strip_suffix("</answer>."));
+        Split {
+            start,
+            phrase,
+            example,
+        }
+    }
+
+    fn split(&self) -> Split<'_> {
+        self.recorded_split().unwrap_or_else(|| self.parsed_split())
     }
 
     /// The question without its final answer instruction (trailing whitespace
     /// removed): what a harness shows when it states the answer rule itself.
     pub fn question_body(&self) -> &str {
-        self.question[..self.instruction_start()].trim_end()
+        self.question[..self.split().start].trim_end()
     }
 
     /// The answer instruction the question ends with (empty when there is none).
     pub fn answer_instruction(&self) -> &str {
-        self.question[self.instruction_start()..].trim_end()
+        self.question[self.split().start..].trim_end()
     }
 
     /// What the answer must look like, as a phrase that completes "Give your final
     /// answer ...", e.g. `as a single integer`. Empty when the question has no answer
     /// instruction. Scoring never depends on it: the family's verifier decides.
     pub fn answer_format(&self) -> &str {
-        let ins = self.answer_instruction();
-        let Some(rest) = ins.strip_prefix(INSTRUCTION_LEAD) else {
-            return "";
-        };
-        rest.find(INSTRUCTION_TAGS)
-            .map_or("", |end| rest[..end].trim())
+        self.split().phrase
+    }
+
+    /// The format example the question shows in tags, if any. By the example rule
+    /// (`kit::question`) it is never a right answer: it shows the shape only.
+    pub fn answer_example(&self) -> Option<&str> {
+        self.split().example
     }
 }
 
@@ -206,7 +268,9 @@ pub trait Family: Send + Sync {
     /// Bumped whenever generation changes for the same seed (the golden hashes in
     /// `fixtures/families/golden.json` catch forgotten bumps).
     fn version(&self) -> u32;
-    /// The documented generator parameters for a level (also copied into metadata).
+    /// The documented generator parameters for a level. The instance stream computes
+    /// them once per family and level and copies them into every instance's metadata
+    /// as `params`.
     fn level_params(&self, level: Level) -> serde_json::Value;
     /// Draw one instance from `rng` at `level`.
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated;
@@ -267,6 +331,38 @@ pub struct InstanceStream {
     level: Level,
     seed: u64,
     key: [u8; 32],
+    params: std::borrow::Cow<'static, serde_json::Value>,
+}
+
+/// `level_params` of every registered family at every level, computed once (cloning a
+/// small map is cheaper than building it), keyed by family name.
+fn params_table() -> &'static std::collections::HashMap<&'static str, [serde_json::Value; 5]> {
+    use std::sync::OnceLock;
+    static TABLE: OnceLock<std::collections::HashMap<&'static str, [serde_json::Value; 5]>> =
+        OnceLock::new();
+    TABLE.get_or_init(|| {
+        registry()
+            .iter()
+            .map(|f| {
+                let p = std::array::from_fn(|i| {
+                    f.level_params(Level::new(i as u8 + MIN_LEVEL).expect("level 1..=5"))
+                });
+                (f.name(), p)
+            })
+            .collect()
+    })
+}
+
+/// The level parameters of `family` at `level`: from the table for a registered family
+/// (a registered name is that family), computed once per stream otherwise.
+fn level_params_of(
+    family: &'static dyn Family,
+    level: Level,
+) -> std::borrow::Cow<'static, serde_json::Value> {
+    match params_table().get(family.name()) {
+        Some(p) => std::borrow::Cow::Borrowed(&p[level.idx()]),
+        None => std::borrow::Cow::Owned(family.level_params(level)),
+    }
 }
 
 impl InstanceStream {
@@ -277,6 +373,7 @@ impl InstanceStream {
             level,
             seed,
             key,
+            params: level_params_of(family, level),
         }
     }
 
@@ -287,10 +384,25 @@ impl InstanceStream {
         rng
     }
 
-    /// Generate instance `index`.
+    /// Generate instance `index`: the family draws it from its own RNG; the stream
+    /// composes the question text, puts the level parameters (`params`) in front of
+    /// the family's metadata fields and the answer format (`answer_format`: phrase and
+    /// example) after them, so `Instance::question_body`, `answer_instruction` and
+    /// `answer_format` come from recorded structure, also after a JSONL round trip.
     pub fn instance(&self, index: u64) -> Instance {
         let f = self.family;
         let g = f.generate(&mut self.rng(index), self.level);
+        let question = kit::question::compose(g.body, &g.format);
+        let mut metadata = g.metadata;
+        debug_assert!(!metadata.contains_key(kit::meta::PARAMS));
+        debug_assert!(!metadata.contains_key(kit::meta::ANSWER_FORMAT));
+        // In place (`fields` leaves room for both): params first, the format last.
+        metadata.shift_insert(
+            0,
+            kit::meta::PARAMS.to_string(),
+            self.params.as_ref().clone(),
+        );
+        metadata.insert(kit::meta::ANSWER_FORMAT.to_string(), g.format.to_json());
         Instance {
             id: format!(
                 "{}/L{}/s{}/i{}",
@@ -303,9 +415,9 @@ impl InstanceStream {
             level: self.level.get(),
             seed: self.seed,
             index,
-            question: g.question,
+            question,
             answer: g.answer,
-            metadata: g.metadata,
+            metadata: serde_json::Value::Object(metadata),
         }
     }
 }
@@ -329,19 +441,92 @@ pub fn generate_many(
     Ok((0..n).map(|i| stream.instance(i)).collect())
 }
 
-/// The sentence every question ends with, so the answer convention is stated the same
-/// way everywhere. `format` describes the required answer format ("as a single
-/// integer"); `example` is an illustrative answer in that format that must not be the
-/// gold answer of the instance.
-pub fn answer_instruction(format: &str, example: &str) -> String {
-    format!(
-        "Give your final answer {format} inside <answer></answer> tags, for example <answer>{example}</answer>."
-    )
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A family outside the registry, to see what the stream adds.
+    struct Toy;
+
+    impl Family for Toy {
+        fn name(&self) -> &'static str {
+            "toy"
+        }
+        fn category(&self) -> Category {
+            Category::Arithmetic
+        }
+        fn description(&self) -> &'static str {
+            "a test family"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn level_params(&self, level: Level) -> serde_json::Value {
+            json!({"size": level.get() * 10})
+        }
+        fn generate(&self, rng: &mut ChaCha20Rng, _level: Level) -> Generated {
+            use rand::Rng;
+            let x: u8 = rng.random_range(0..100);
+            Generated {
+                body: kit::question::Body::new()
+                    .text("Add one to:")
+                    .data(x.to_string()),
+                format: kit::question::AnswerFormat::new("as a single integer"),
+                answer: (u16::from(x) + 1).to_string(),
+                metadata: kit::meta::fields([("x", json!(x))]),
+            }
+        }
+        fn verify(&self, _instance: &Instance, _answer: &str) -> f64 {
+            0.0
+        }
+    }
+
+    #[test]
+    fn the_stream_composes_the_question_and_adds_the_level_params() {
+        static TOY: Toy = Toy;
+        let inst = generate(&TOY, Level::new(3).unwrap(), 5, 2);
+        let x = inst.metadata["x"].as_u64().unwrap();
+        assert_eq!(
+            inst.question,
+            format!(
+                "Add one to:\n\n{x}\n\nGive your final answer as a single integer inside \
+                 <answer></answer> tags."
+            )
+        );
+        let keys: Vec<&String> = inst.metadata.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["params", "x", "answer_format"]);
+        assert_eq!(inst.metadata["params"], json!({"size": 30}));
+        assert_eq!(
+            inst.metadata["answer_format"],
+            json!({"phrase": "as a single integer"})
+        );
+        assert_eq!(inst.question_body(), format!("Add one to:\n\n{x}"));
+        assert_eq!(inst.answer_format(), "as a single integer");
+        assert_eq!(inst.id, "toy/L3/s5/i2");
+        // A registered family gets the table's parameters, the same values.
+        let gcd = get("gcd").unwrap();
+        let g = generate(gcd, Level::new(2).unwrap(), 0, 0);
+        assert_eq!(
+            g.metadata["params"],
+            gcd.level_params(Level::new(2).unwrap())
+        );
+    }
 }
 
 #[cfg(test)]
 mod answer_format_tests {
     use super::*;
+
+    /// The three accessors, as owned values for comparisons.
+    fn pieces(inst: &Instance) -> (String, String, String, Option<String>) {
+        (
+            inst.question_body().to_string(),
+            inst.answer_instruction().to_string(),
+            inst.answer_format().to_string(),
+            inst.answer_example().map(str::to_string),
+        )
+    }
 
     #[test]
     fn every_family_splits_into_body_instruction_and_format() {
@@ -349,8 +534,9 @@ mod answer_format_tests {
             for level in Level::all() {
                 for index in 0..3 {
                     let inst = generate(*fam, level, 11, index);
-                    let body = inst.question_body();
-                    let ins = inst.answer_instruction();
+                    // The split is the recorded one, not a parse of the text.
+                    let rec = inst.recorded_split().expect("answer_format recorded");
+                    let (body, ins, fmt, example) = pieces(&inst);
                     assert!(!body.is_empty(), "{}: empty body", inst.id);
                     assert!(
                         ins.starts_with(INSTRUCTION_LEAD) && ins.contains(INSTRUCTION_TAGS),
@@ -358,18 +544,90 @@ mod answer_format_tests {
                         inst.id
                     );
                     assert!(!body.contains(INSTRUCTION_LEAD), "{}", inst.id);
-                    assert!(inst.question.starts_with(body), "{}", inst.id);
-                    assert!(inst.question.trim_end().ends_with(ins), "{}", inst.id);
-                    let fmt = inst.answer_format();
+                    // question = body + gap ("\n" or "\n\n") + instruction, exactly.
+                    let gap = &inst.question[body.len()..inst.question.len() - ins.len()];
+                    assert!(gap == "\n" || gap == "\n\n", "{}: gap {gap:?}", inst.id);
                     assert!(
                         !fmt.is_empty() && !fmt.contains('<'),
                         "{}: {fmt:?}",
                         inst.id
                     );
-                    assert!(ins.contains(fmt), "{}", inst.id);
+                    assert_eq!(
+                        ins,
+                        kit::question::AnswerFormat::from_json(&inst.metadata["answer_format"])
+                            .unwrap()
+                            .instruction()
+                    );
+                    // The text-parsing fallback (for older files) agrees everywhere.
+                    let parsed = inst.parsed_split();
+                    assert_eq!(
+                        (parsed.start, parsed.phrase, parsed.example),
+                        (rec.start, fmt.as_str(), example.as_deref()),
+                        "{}",
+                        inst.id
+                    );
+                    // The pieces survive a JSONL round trip.
+                    let line = serde_json::to_string(&inst).unwrap();
+                    let back: Instance = serde_json::from_str(&line).unwrap();
+                    assert!(back.recorded_split().is_some(), "{}", inst.id);
+                    assert_eq!(pieces(&back), (body, ins, fmt, example), "{}", inst.id);
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_format_is_recorded_last_in_the_metadata() {
+        let inst = generate(get("maze").unwrap(), Level::new(1).unwrap(), 0, 0);
+        let keys: Vec<&String> = inst.metadata.as_object().unwrap().keys().collect();
+        assert_eq!(keys.first().map(|k| k.as_str()), Some("params"));
+        assert_eq!(keys.last().map(|k| k.as_str()), Some("answer_format"));
+        let f = &inst.metadata["answer_format"];
+        assert_eq!(f["phrase"], "as a single integer");
+        assert!(f["example"].is_string());
+        let yes_no = generate(get("syllogism").unwrap(), Level::new(1).unwrap(), 0, 0);
+        assert_eq!(
+            yes_no.metadata["answer_format"],
+            serde_json::json!({"phrase": "as yes or no"})
+        );
+        assert_eq!(yes_no.answer_example(), None);
+    }
+
+    #[test]
+    fn a_question_that_does_not_match_its_record_falls_back_to_the_text() {
+        let inst = generate(get("gcd").unwrap(), Level::new(1).unwrap(), 0, 0);
+        let want = pieces(&inst);
+        // Without the record (a file written before it existed): the text is parsed.
+        let mut old = inst.clone();
+        old.metadata
+            .as_object_mut()
+            .unwrap()
+            .remove("answer_format");
+        assert!(old.recorded_split().is_none());
+        assert_eq!(pieces(&old), want);
+        // A record that does not match the question (edited, or damaged) is ignored.
+        for bad in [
+            serde_json::json!({"phrase": "as a word"}),
+            serde_json::json!({"phrase": 7}),
+            serde_json::json!({"phrase": "as a single integer", "example": 3}),
+            serde_json::json!({"phrase": "as a single integer", "extra": "x"}),
+            serde_json::json!("as a single integer"),
+        ] {
+            let mut b = inst.clone();
+            b.metadata["answer_format"] = bad.clone();
+            assert!(b.recorded_split().is_none(), "{bad}");
+            assert_eq!(pieces(&b), want, "{bad}");
+        }
+        // A question whose body happens to contain the instruction's words is still
+        // split at the recorded instruction, where parsing the text would go wrong.
+        let mut tricky = inst.clone();
+        tricky.question = format!("Give your final answer quickly. {}", inst.question);
+        assert_eq!(tricky.answer_format(), inst.answer_format());
+        assert!(
+            tricky
+                .question_body()
+                .starts_with("Give your final answer quickly.")
+        );
     }
 
     #[test]
@@ -379,5 +637,6 @@ mod answer_format_tests {
         assert_eq!(inst.question_body(), "What is 2 + 2?");
         assert_eq!(inst.answer_instruction(), "");
         assert_eq!(inst.answer_format(), "");
+        assert_eq!(inst.answer_example(), None);
     }
 }

@@ -4,8 +4,8 @@
 //! generator (e.g. char-level work instead of byte tables, brute force instead of BFS,
 //! direct index formulas instead of repeated quarter turns).
 
-use harness_rl::families::algorithmic::words::WORDS;
-use harness_rl::families::{self, Instance, Level};
+use harness_rl::families::kit::lexicon::WORDS;
+use harness_rl::families::{self, Instance};
 use serde_json::{Value, json};
 
 use crate::Resolver;
@@ -118,9 +118,17 @@ fn number_sorting(inst: &Instance) -> String {
     v.join(", ")
 }
 
-/// Try every shift without looking at the key; exactly one decodes to list words.
+/// Decrypt as a reader of the question would, never looking at the generator's key or
+/// plaintext: a stated key ("shifted forward by N positions") is read from the question
+/// text; otherwise every shift is tried against the word list and exactly one must
+/// turn every word into a list word.
 fn caesar_cipher(inst: &Instance) -> String {
-    let cipher = s(inst, "ciphertext");
+    let cipher = inst
+        .question
+        .lines()
+        .find_map(|l| l.strip_prefix("Ciphertext: "))
+        .expect("the question shows the ciphertext");
+    assert_eq!(cipher, s(inst, "ciphertext"), "{}", inst.id);
     let decode = |k: u8| -> String {
         cipher
             .chars()
@@ -140,11 +148,32 @@ fn caesar_cipher(inst: &Instance) -> String {
                 .all(|w| WORDS.iter().any(|x| x.eq_ignore_ascii_case(w)))
         })
         .collect();
-    if inst.level >= 3 {
-        assert_eq!(fits.len(), 1, "{}: ambiguous decryptions {fits:?}", inst.id);
+    let stated = inst
+        .question
+        .split_once("shifted forward by ")
+        .and_then(|(_, rest)| rest.split_once(" positions"))
+        .map(|(k, _)| k.parse::<u8>().expect("a stated key is a number"));
+    match stated {
+        Some(k) => {
+            assert!(
+                inst.level <= 2,
+                "{}: key stated at level {}",
+                inst.id,
+                inst.level
+            );
+            decode(k)
+        }
+        None => {
+            assert!(
+                inst.level >= 3,
+                "{}: no key stated at level {}",
+                inst.id,
+                inst.level
+            );
+            assert_eq!(fits.len(), 1, "{}: ambiguous decryptions {fits:?}", inst.id);
+            fits.into_iter().next().unwrap()
+        }
     }
-    let key = inst.metadata["key"].as_u64().unwrap() as u8;
-    decode(key)
 }
 
 /// Direct index formulas for each angle.
@@ -324,43 +353,6 @@ fn verify(family: &str, i: &Instance, answer: &str) -> f64 {
     families::get(family).unwrap().verify(i, answer)
 }
 
-const MINE: [&str; 9] = [
-    "letter_counting",
-    "word_sorting",
-    "spell_backward",
-    "number_sorting",
-    "caesar_cipher",
-    "rotate_matrix",
-    "spiral_matrix",
-    "binary_matrix",
-    "isomorphic_strings",
-];
-
-#[test]
-fn corrupted_metadata_scores_zero_without_panicking() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        for level in Level::all() {
-            let good = families::generate(fam, level, 3, 9);
-            assert_eq!(fam.verify(&good, &good.answer), 1.0, "{f}");
-            for bad in [
-                json!(null),
-                json!({}),
-                json!({"matrix": [[1, 2], [3]], "words": [1, 2], "numbers": ["x"],
-                         "text": 5, "letter": "ab", "word": null, "ciphertext": "ABC", "key": 99, "s": 1}),
-            ] {
-                let mut b = good.clone();
-                b.metadata = bad;
-                assert_eq!(
-                    fam.verify(&b, &good.answer),
-                    0.0,
-                    "{f} with corrupted metadata"
-                );
-            }
-        }
-    }
-}
-
 #[test]
 fn number_sorting_compares_exact_decimals() {
     let i = inst(
@@ -482,7 +474,26 @@ fn matrix_families_check_every_cell() {
         json!({"matrix": [[1, 2], [3, 4]], "degrees": 90}),
         "3 1\n4 2",
     );
-    assert_eq!(verify("rotate_matrix", &r, "[[3, 1], [4, 2]]"), 1.0);
+    // The documented grid forms: rows on lines with cells separated by spaces and/or
+    // commas, each row optionally in brackets, or the nested (numpy-style) form.
+    for ok in [
+        "[[3, 1], [4, 2]]",
+        "3, 1\n4, 2",
+        "3,1\n4,2",
+        "[3, 1]\n[4, 2]",
+        "[[3 1]\n [4 2]]",
+        "03 1\n4 +2",
+    ] {
+        assert_eq!(verify("rotate_matrix", &r, ok), 1.0, "{ok:?}");
+    }
+    for bad in [
+        "[[3, 1], [4, 2]",
+        "3; 1\n4; 2",
+        "[3, 1]]\n[4, 2]",
+        "3 1, 4 2",
+    ] {
+        assert_eq!(verify("rotate_matrix", &r, bad), 0.0, "{bad:?}");
+    }
     for bad in ["3 1 4 2", "2 4\n1 3", "3 1\n4 2\n0 0", "3 1\n4"] {
         assert_eq!(verify("rotate_matrix", &r, bad), 0.0, "{bad}");
     }
@@ -499,70 +510,11 @@ fn matrix_families_check_every_cell() {
         "3 2 1\n2 1 0",
     );
     assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 0"), 1.0);
+    assert_eq!(verify("binary_matrix", &b, "3, 2, 1\n2, 1, 0"), 1.0);
     assert_eq!(verify("binary_matrix", &b, "3 2 1\n2 1 1"), 0.0);
     // A matrix without zeros is corrupted: nothing scores.
     let z = inst("binary_matrix", json!({"matrix": [[1, 1]]}), "0 0");
     assert_eq!(verify("binary_matrix", &z, "0 0"), 0.0);
-}
-
-#[test]
-fn questions_never_show_the_gold_as_the_example() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        for level in Level::all() {
-            for i in 0..40 {
-                let x = families::generate(fam, level, 5, i);
-                let ex = x.question.rsplit("for example <answer>").next().unwrap();
-                let ex = ex.trim_end_matches("</answer>.");
-                if f != "isomorphic_strings" {
-                    assert_ne!(
-                        fam.verify(&x, ex),
-                        1.0,
-                        "{f}: example {ex:?} is a right answer"
-                    );
-                }
-            }
-        }
-    }
-}
-
-#[test]
-fn metadata_carries_the_level_params() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        let mut seen = std::collections::BTreeSet::new();
-        for level in Level::all() {
-            let x = families::generate(fam, level, 2, 4);
-            assert_eq!(
-                x.metadata["params"],
-                fam.level_params(level),
-                "{f} L{}",
-                level.get()
-            );
-            seen.insert(fam.level_params(level).to_string());
-        }
-        assert_eq!(seen.len(), 5, "{f}: two levels share their parameters");
-    }
-}
-
-/// Higher levels ask bigger questions: the mean question length grows with the level.
-#[test]
-fn levels_grow_in_size() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        let mean = |level: u8| {
-            let l = Level::new(level).unwrap();
-            (0..40)
-                .map(|i| families::generate(fam, l, 8, i).question.len())
-                .sum::<usize>() as f64
-                / 40.0
-        };
-        let m: Vec<f64> = (1..=5).map(mean).collect();
-        assert!(
-            m[0] < m[2] && m[2] < m[4],
-            "{f}: mean question lengths {m:?}"
-        );
-    }
 }
 
 // ---------------------------------------------------------------------------------

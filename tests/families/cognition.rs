@@ -116,15 +116,24 @@ fn grid(inst: &Instance) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Every pair of `+` cells as top-left and bottom-right corners whose four sides are
-/// completely drawn.
-fn rectangle_count(inst: &Instance) -> String {
-    let g = grid(inst);
+/// The grid as drawn in the question: its lines made only of `.+-|`.
+fn drawn_grid(inst: &Instance) -> Vec<Vec<u8>> {
+    inst.question
+        .lines()
+        .filter(|l| !l.is_empty() && l.bytes().all(|b| b".+-|".contains(&b)))
+        .map(|l| l.as_bytes().to_vec())
+        .collect()
+}
+
+/// Every complete rectangle of a drawn grid, `[top, left, bottom, right]`: each pair of
+/// `+` cells as top-left and bottom-right corners whose other two corners are `+` and
+/// whose four sides are completely drawn.
+fn complete_rectangles(g: &[Vec<u8>]) -> Vec<[usize; 4]> {
     let plus: Vec<(usize, usize)> = (0..g.len())
         .flat_map(|y| (0..g[y].len()).map(move |x| (y, x)))
         .filter(|&(y, x)| g[y][x] == b'+')
         .collect();
-    let mut count = 0;
+    let mut found = Vec::new();
     for &(t, l) in &plus {
         for &(b, r) in &plus {
             if b <= t || r <= l || g[t][r] != b'+' || g[b][l] != b'+' {
@@ -133,11 +142,17 @@ fn rectangle_count(inst: &Instance) -> String {
             let horiz = (l + 1..r).all(|x| g[t][x] == b'-' && g[b][x] == b'-');
             let vert = (t + 1..b).all(|y| g[y][l] == b'|' && g[y][r] == b'|');
             if horiz && vert {
-                count += 1;
+                found.push([t, l, b, r]);
             }
         }
     }
-    count.to_string()
+    found
+}
+
+/// Count the complete rectangles in the grid the question draws (never the
+/// generator's list of what it placed).
+fn rectangle_count(inst: &Instance) -> String {
+    complete_rectangles(&drawn_grid(inst)).len().to_string()
 }
 
 fn count_bits(inst: &Instance) -> String {
@@ -310,41 +325,26 @@ fn rectangle_grids_are_well_formed() {
                 .collect::<Vec<_>>()
                 .join("\n");
             assert!(x.question.contains(&grid_text));
-            // The gold counts only the complete outlines recorded in metadata.
-            assert_eq!(
-                x.answer,
-                x.metadata["rectangles"]
-                    .as_array()
-                    .unwrap()
-                    .len()
-                    .to_string()
-            );
+            assert_eq!(drawn_grid(&x), g, "{}", x.id);
+            // The gold is the number of complete rectangles counted in the drawn grid.
+            assert_eq!(x.answer, rectangle_count(&x), "{}", x.id);
         }
     }
-    // Broken outlines do occur at level 5, and nesting somewhere.
+    // Broken outlines (four `+` corners, a gap in a side) do occur at level 5: the
+    // drawn corners outnumber four per complete rectangle.
     let broken: usize = (0..50)
         .map(|i| {
-            inst("rectangle_count", 5, i).1.metadata["broken"]
-                .as_array()
-                .unwrap()
-                .len()
+            let g = drawn_grid(&inst("rectangle_count", 5, i).1);
+            let corners = g.iter().flatten().filter(|&&c| c == b'+').count();
+            let complete = complete_rectangles(&g).len();
+            assert_eq!(corners % 4, 0);
+            corners / 4 - complete
         })
         .sum();
     assert!(broken > 50, "{broken}");
+    // Nested rectangles are drawn somewhere.
     let nested = (0..200).any(|i| {
-        let (_, x) = inst("rectangle_count", 4, i);
-        let r: Vec<Vec<u64>> = x.metadata["rectangles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| {
-                v.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|c| c.as_u64().unwrap())
-                    .collect()
-            })
-            .collect();
+        let r = complete_rectangles(&drawn_grid(&inst("rectangle_count", 4, i).1));
         r.iter().any(|a| {
             r.iter()
                 .any(|b| a != b && b[0] > a[0] && b[1] > a[1] && b[2] < a[2] && b[3] < a[3])

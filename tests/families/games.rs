@@ -584,65 +584,10 @@ fn puzzle24_accepts_any_exact_expression_using_each_number_once() {
     }
     assert_eq!(verify("puzzle24", &two, "4 6 * 1 1"), 0.0);
     assert_eq!(verify("puzzle24", &two, "46 - 11 - 11"), 0.0);
-}
-
-/// Every way of damaging one metadata field: the verifier must not panic, and the
-/// gold answer no longer scores when the structured input it is checked against is gone.
-pub fn corruptions(meta: &Value) -> Vec<Value> {
-    let mut out = vec![json!({}), json!(null), json!([1, 2, 3])];
-    if let Some(obj) = meta.as_object() {
-        for key in obj.keys() {
-            for bad in [
-                json!(null),
-                json!("x"),
-                json!(-1),
-                json!(u64::MAX),
-                json!(1e300),
-                json!([]),
-                json!([[]]),
-                json!([[99, 99], [-1]]),
-                json!({"a": 1}),
-            ] {
-                let mut m = meta.clone();
-                m[key] = bad;
-                out.push(m);
-            }
-        }
-    }
-    out
-}
-
-#[test]
-fn corrupted_metadata_never_panics() {
-    for name in [
-        "game_of_life",
-        "maze",
-        "mini_sudoku",
-        "n_queens",
-        "puzzle24",
-        "tower_of_hanoi",
-    ] {
-        let f = families::get(name).unwrap();
-        for level in Level::all() {
-            let inst = families::generate(f, level, 21, 0);
-            for m in corruptions(&inst.metadata) {
-                let mut bad = inst.clone();
-                bad.metadata = m;
-                let s = f.verify(&bad, &inst.answer);
-                assert!((0.0..=1.0).contains(&s), "{name}");
-            }
-            // Families that check constraints read the metadata: without it, no credit.
-            if name != "maze" {
-                let mut bad = inst.clone();
-                bad.metadata = json!({});
-                assert_eq!(
-                    f.verify(&bad, &inst.answer),
-                    0.0,
-                    "{name} scored without metadata"
-                );
-            }
-        }
-    }
+    // Leading zeros do not change a number (as for every integer answer): `06` is the
+    // given 6. No given number is 0, so a leading zero cannot join two numbers.
+    assert_eq!(verify("puzzle24", &two, "04 * 06 * 01 * 1"), 1.0);
+    assert_eq!(verify("puzzle24", &two, "4 * 6 * 011"), 0.0);
 }
 
 // ---------------------------------------------------------------------------------

@@ -36,7 +36,9 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaLoraAdapter, 
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{Completion, Executor, ExecutorError, FinishReason, Prompt, Request, Timings, Usage};
+use super::{
+    Completion, Executor, ExecutorError, FinishReason, OnDone, Prompt, Request, Timings, Usage,
+};
 use crate::models;
 
 pub mod bench;
@@ -317,6 +319,16 @@ impl LlamaExecutor {
         requests: &[Request],
         options: BatchOptions,
     ) -> Vec<Result<Completion, ExecutorError>> {
+        self.run_batch(requests, options, &|_, _| {})
+    }
+
+    /// Submit one job and collect its results, reporting each as its sequence ends.
+    fn run_batch(
+        &self,
+        requests: &[Request],
+        options: BatchOptions,
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
         let n = requests.len();
         if n == 0 {
             return Vec::new();
@@ -335,13 +347,23 @@ impl LlamaExecutor {
         if sent {
             for _ in 0..n {
                 match results.recv() {
-                    Ok((i, r)) => out[i] = Some(r),
+                    Ok((i, r)) => {
+                        on_done(i, &r);
+                        out[i] = Some(r);
+                    }
                     Err(_) => break,
                 }
             }
         }
         out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(dead())))
+            .enumerate()
+            .map(|(i, r)| {
+                r.unwrap_or_else(|| {
+                    let r = Err(dead());
+                    on_done(i, &r);
+                    r
+                })
+            })
             .collect()
     }
 }
@@ -361,6 +383,14 @@ impl Executor for LlamaExecutor {
     }
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
         self.complete_batch_with(requests, BatchOptions::default())
+    }
+    /// Each request is reported as soon as its sequence finishes.
+    fn complete_batch_progress(
+        &self,
+        requests: &[Request],
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
+        self.run_batch(requests, BatchOptions::default(), on_done)
     }
 }
 

@@ -14,18 +14,16 @@
 //! The format example in the question is one more than the largest possible answer,
 //! so it is never the gold and says nothing about it.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{MAX_WORD, cached_params, count_example, meta_str, words_with_len};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::lexicon::{MAX_WORD, words_with_len};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LetterCounting;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, max word length, p capitalised, p absent letter) per level.
 const PARAMS: [(usize, usize, usize, f64, f64); 5] = [
@@ -96,22 +94,24 @@ impl Family for LetterCounting {
         let gold = count(&text, letter);
         let letter_s = (letter as char).to_string();
         Generated {
-            question: format!(
-                "How many times does the letter \"{letter_s}\" appear in the following text? \
-                 Count upper-case and lower-case occurrences alike.\n\nText: \"{text}\"\n\n{}",
-                answer_instruction("as a single integer", &count_example(text.len()))
-            ),
+            body: Body::new()
+                .text(format!(
+                    "How many times does the letter \"{letter_s}\" appear in the following text? \
+                     Count upper-case and lower-case occurrences alike."
+                ))
+                .data(format!("Text: \"{text}\"")),
+            // The count is at most the text's length: one more is never the answer.
+            format: AnswerFormat::with_example("as a single integer", (text.len() + 1).to_string()),
             answer: gold.to_string(),
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "text": text,
-                "letter": letter_s,
-            }),
+            metadata: fields([
+                ("text", Value::from(text)),
+                ("letter", Value::from(letter_s)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(text), Some(letter)) = (meta_str(instance, "text"), meta_str(instance, "letter"))
-        else {
+        let m = Meta::of(instance);
+        let (Some(text), Some(letter)) = (m.str("text"), m.str("letter")) else {
             return 0.0;
         };
         let &[l] = letter.as_bytes() else { return 0.0 };

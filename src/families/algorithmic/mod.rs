@@ -2,7 +2,6 @@
 
 mod binary_matrix;
 mod caesar_cipher;
-pub(crate) mod common;
 mod group_anagrams;
 mod isomorphic_strings;
 mod letter_counting;
@@ -15,7 +14,6 @@ mod rotate_matrix;
 mod spell_backward;
 mod spiral_matrix;
 mod word_sorting;
-pub mod words;
 
 use super::Family;
 

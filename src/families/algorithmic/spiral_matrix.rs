@@ -9,18 +9,16 @@
 //! 0..=9 · 3: 4..=5 rows and columns, 0..=20 · 4: 5..=7 rows and columns, 0..=99 ·
 //! 5: 7..=10 rows and columns, 0..=99.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, grid_text, list_answer_is, meta_int_grid};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::text::{grid, int_list_is};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct SpiralMatrix;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, square only, max value) per level.
 const PARAMS: [(usize, usize, bool, i64); 5] = [
@@ -96,26 +94,28 @@ impl Family for SpiralMatrix {
         let gold = spiral(&m);
         let gold_s: Vec<String> = gold.iter().map(i64::to_string).collect();
         Generated {
-            question: format!(
-                "List the elements of this {rows}x{cols} matrix in clockwise spiral order: start \
-                 at the top-left element, go right along the top row, then down the right \
-                 column, left along the bottom row, up the left column, and continue inwards \
-                 until every element is listed once.\n\n{}\n\n{}",
-                grid_text(&m),
-                answer_instruction(
-                    "as the numbers in spiral order separated by spaces",
-                    "1 2 3"
-                )
+            body: Body::new()
+                .text(format!(
+                    "List the elements of this {rows}x{cols} matrix in clockwise spiral order: start \
+                     at the top-left element, go right along the top row, then down the right \
+                     column, left along the bottom row, up the left column, and continue inwards \
+                     until every element is listed once."
+                ))
+                .data(grid(&m)),
+            // Three numbers; every matrix has at least four.
+            format: AnswerFormat::with_example(
+                "as the numbers in spiral order separated by spaces",
+                "1 2 3",
             ),
             answer: gold_s.join(" "),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m}),
+            metadata: fields([("matrix", Value::from(m))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(m) = meta_int_grid(instance, "matrix") else {
+        let Some(m) = Meta::of(instance).int_grid("matrix") else {
             return 0.0;
         };
-        if list_answer_is(answer, &spiral(&m)) {
+        if int_list_is(answer, &spiral(&m)) {
             1.0
         } else {
             0.0

@@ -16,18 +16,15 @@
 //! notation, literals and operators as strings).
 //! Verifier: one integer (`parse::int`: surrounding whitespace, `+`, `1,000` tolerated).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct BasicArithmetic;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     leaves: (usize, usize),
@@ -185,7 +182,8 @@ impl Family for BasicArithmetic {
         "Evaluate an integer expression with + - * / (exact) and parentheses"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (no integer is ruled out by the question alone).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -219,19 +217,17 @@ impl Family for BasicArithmetic {
         tree.render(root, &mut expr);
         let mut rpn = Vec::with_capacity(tree.nodes.len());
         tree.rpn(root, &mut rpn);
-        let example = if value == -7 { "12" } else { "-7" };
         Generated {
-            question: format!(
-                "Evaluate the following integer expression. Multiplication and division are done \
-                 before addition and subtraction, operators of equal precedence are applied from \
-                 left to right, and every division in it is exact.\n\n{expr}\n\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::new()
+                .text(
+                    "Evaluate the following integer expression. Multiplication and division are \
+                     done before addition and subtraction, operators of equal precedence are \
+                     applied from left to right, and every division in it is exact.",
+                )
+                .data(expr.clone()),
+            format: AnswerFormat::new("as a single integer"),
             answer: value.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("expression", Value::from(expr)), ("rpn", Value::from(rpn))],
-            ),
+            metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

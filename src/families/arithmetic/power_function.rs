@@ -12,18 +12,16 @@
 //! Metadata: `base`, `exponent`, `modulus` (`null` for exact powers).
 //! Verifier: one integer (`parse::int`: whitespace, `+`, `1,000` tolerated).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata, pow_mod};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::pow_mod;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct PowerFunction;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Exact {
     base: (i64, i64),
@@ -90,7 +88,8 @@ impl Family for PowerFunction {
         "Compute an exact integer power or a modular power"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (the modulus, or 1 for exact powers).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let e = &EXACT[level.idx()];
@@ -148,21 +147,18 @@ impl Family for PowerFunction {
             );
             (b, e as u64, None, v, shown)
         };
-        let example = if value == 1024 { "243" } else { "1024" };
+        // A remainder is below the modulus, so the modulus is never the answer; an exact
+        // power of a base with |base| >= 2 and exponent >= 2 is never 1.
+        let example = modulus.map_or_else(|| "1".to_string(), |m| m.to_string());
         Generated {
-            question: format!(
-                "{shown}\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::of(shown),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: value.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("base", Value::from(base)),
-                    ("exponent", Value::from(exp)),
-                    ("modulus", Value::from(modulus)),
-                ],
-            ),
+            metadata: fields([
+                ("base", Value::from(base)),
+                ("exponent", Value::from(exp)),
+                ("modulus", Value::from(modulus)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

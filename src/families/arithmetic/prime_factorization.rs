@@ -11,18 +11,16 @@
 //! accepts exactly the correct factorisation in any order or power notation, and
 //! rejects everything else (commas, words, a composite factor, `1`, a wrong product).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, is_prime, md_u64, metadata, small_primes};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::number_theory::{is_prime, small_primes};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PrimeFactorization;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const MAX_N: [u64; 4] = [60, 1_000, 20_000, 1_000_000];
 
@@ -125,22 +123,19 @@ impl Family for PrimeFactorization {
             "2 × 3 × 7"
         };
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Find the prime factorization of {n}. Write it as a product of prime numbers \
                  separated by ×, listing repeated primes again (for example 12 = 2 × 2 × 3); \
-                 powers such as 2^2 are also accepted.\n{}",
-                answer_instruction("as a product of primes", example)
-            ),
+                 powers such as 2^2 are also accepted."
+            )),
+            format: AnswerFormat::with_example("as a product of primes", example),
             answer,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("n", Value::from(n)), ("factors", Value::from(factors))],
-            ),
+            metadata: fields([("n", Value::from(n)), ("factors", Value::from(factors))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (
-            md_u64(&instance.metadata, "n"),
+            Meta::of(instance).u64("n"),
             product_of_prime_factors(answer),
         ) {
             (Some(n), Some(p)) if n == p => 1.0,

@@ -2,10 +2,10 @@
 
 mod arc_1d;
 mod count_bits;
+mod facts;
 mod needle_haystack;
 mod number_sequence;
 mod rectangle_count;
-mod words;
 
 use super::Family;
 

@@ -15,18 +15,15 @@
 //! Metadata: `grid` (rows as strings), `rectangles` and `broken` (each
 //! `[top, left, bottom, right]`, inclusive). Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct RectangleCount;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     w: usize,
@@ -134,7 +131,8 @@ impl Family for RectangleCount {
         "Count the complete rectangles drawn in an ASCII grid"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (one more than the outlines drawn).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -205,22 +203,24 @@ impl Family for RectangleCount {
         } else {
             ""
         };
-        let example = if count == 4 { "2" } else { "4" };
+        // Every drawn outline, complete or broken, has four `+` corners, so one more
+        // than a quarter of the `+` signs in the grid is never the answer.
+        let corners = c.cells.iter().filter(|&&b| b == b'+').count();
+        let example = (corners / 4 + 1).to_string();
         Generated {
-            question: format!(
-                "The grid below ({} columns × {} rows) shows rectangle outlines drawn with '+' \
-                 at the corners, '-' along horizontal sides and '|' along vertical sides; '.' is \
-                 empty space. Outlines never touch or cross each other, but one rectangle may be \
-                 drawn inside another.{broken_note} How many complete rectangles are drawn?\n\n{}\n\n{}",
-                p.w,
-                p.h,
-                grid.join("\n"),
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::new()
+                .text(format!(
+                    "The grid below ({} columns × {} rows) shows rectangle outlines drawn with '+' \
+                     at the corners, '-' along horizontal sides and '|' along vertical sides; '.' is \
+                     empty space. Outlines never touch or cross each other, but one rectangle may be \
+                     drawn inside another.{broken_note} How many complete rectangles are drawn?",
+                    p.w,
+                    p.h,
+                ))
+                .data(grid.join("\n")),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: count.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
+            metadata: fields([
                     ("grid", Value::from(grid)),
                     ("rectangles", Value::from(rects)),
                     ("broken", Value::from(broken)),

@@ -18,9 +18,11 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Maze;
 
@@ -75,7 +77,8 @@ impl Family for Maze {
         "Minimum number of steps from start to goal in a grid maze"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is the number of open cells (never the answer), not a value chosen by looking at the gold.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (rows, cols, p, min) = PARAMS[level.idx()];
@@ -125,24 +128,28 @@ impl Family for Maze {
                     .collect()
             })
             .collect();
-        let question = format!(
-            "In the maze below, # is a wall, . is an open cell, S is the start and G is the goal (both open). \
+        // A shortest route visits distinct open cells, so it has fewer steps than there
+        // are open cells: their number (read off the grid) is never the answer.
+        let open_cells = open.iter().filter(|&&o| o).count();
+        let body = Body::new()
+            .text(
+                "In the maze below, # is a wall, . is an open cell, S is the start and G is the goal (both open). \
 A step moves to the next cell up, down, left or right (not diagonally), only onto open cells and never off the \
-grid. What is the minimum number of steps needed to go from S to G?\n\n{}\n\n{}",
-            grid.join("\n"),
-            answer_instruction("as a single integer", if d == 7 { "9" } else { "7" })
-        );
+grid. What is the minimum number of steps needed to go from S to G?",
+            )
+            .data(grid.join("\n"));
+        let format = AnswerFormat::with_example("as a single integer", open_cells.to_string());
         Generated {
-            question,
+            body,
+            format,
             answer: d.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "rows": rows,
-                "cols": cols,
-                "grid": grid,
-                "start": [s / cols, s % cols],
-                "goal": [g / cols, g % cols],
-            }),
+            metadata: fields([
+                ("rows", Value::from(rows)),
+                ("cols", Value::from(cols)),
+                ("grid", Value::from(grid)),
+                ("start", Value::from(vec![s / cols, s % cols])),
+                ("goal", Value::from(vec![g / cols, g % cols])),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -1,6 +1,5 @@
 //! Games and puzzles solved by search or simulation.
 
-mod common;
 mod game_of_life;
 mod jugs;
 mod ladder_words;

@@ -22,20 +22,16 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{meta_edges, meta_n};
-use crate::families::algorithmic::common::cached_params;
-use crate::families::algorithmic::common::distinct_indices;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::distinct_indices;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CourseSchedule;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min n, max n, min prereqs per course, max prereqs per course, min cycle, max cycle,
 /// p infeasible) per level.
@@ -135,29 +131,36 @@ impl Family for CourseSchedule {
             .map(|&(a, b)| format!("course {a} requires course {b}"))
             .collect();
         Generated {
-            question: format!(
-                "There are {n} courses, numbered 0 to {}. Each prerequisite below says which \
-                 course must be finished before another can be taken:\n{}\n\nGive an order in \
-                 which all {n} courses can be taken, each exactly once, with every course \
-                 after all of its prerequisites, as course numbers separated by commas. If \
-                 no such order exists, answer impossible.\n{}",
-                n - 1,
-                listing.join("\n"),
-                answer_instruction("as the course order (or the word impossible)", "1, 0")
+            body: Body::new()
+                .text(format!(
+                    "There are {n} courses, numbered 0 to {}. Each prerequisite below says which \
+                     course must be finished before another can be taken:\n{}",
+                    n - 1,
+                    listing.join("\n"),
+                ))
+                .text(format!(
+                    "Give an order in which all {n} courses can be taken, each exactly once, \
+                     with every course after all of its prerequisites, as course numbers \
+                     separated by commas. If no such order exists, answer impossible."
+                )),
+            // Two courses; every instance has at least three.
+            format: AnswerFormat::with_example(
+                "as the course order (or the word impossible)",
+                "1, 0",
             ),
             answer: gold,
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "n": n,
-                "prerequisites": pairs.iter().map(|&(a, b)| [a, b]).collect::<Vec<_>>(),
-            }),
+            metadata: fields([
+                ("n", Value::from(n)),
+                ("prerequisites", pairs_value(&pairs)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(n) = meta_n(instance) else {
+        let m = Meta::of(instance);
+        let Some(n) = m.usize("n", LIST_LIMIT) else {
             return 0.0;
         };
-        let Some(pairs) = meta_edges(instance, "prerequisites", n) else {
+        let Some(pairs) = m.pairs("prerequisites", n) else {
             return 0.0;
         };
         if kahn(n, &pairs).is_none() {

@@ -47,9 +47,12 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{norm_words, pick};
-use super::names::{FEMALE, MALE};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::norm_words;
+use crate::families::kit::lexicon::{FEMALE, MALE};
+use crate::families::kit::meta::object;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::pick;
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct FamilyRelationships;
 
@@ -329,7 +332,8 @@ impl Family for FamilyRelationships {
         "Name the kinship relation between two people of a family tree told in sentences"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (a listed word other than the gold told which word it was not).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let s = &LEVELS[level.idx()];
@@ -405,23 +409,20 @@ impl Family for FamilyRelationships {
         } else {
             KINDS[kind].2
         };
-        let others: Vec<&str> = vocab.iter().copied().filter(|&w| w != gold).collect();
-        let example = others[rng.random_range(0..others.len())];
-        let question = format!(
-            "{}\n\nWhat is {a_name} to {b_name}? Complete the sentence \"{a_name} is {b_name}'s ___.\" with one of these \
+        let body = Body::new().data(facts.join(" ")).text(format!(
+            "What is {a_name} to {b_name}? Complete the sentence \"{a_name} is {b_name}'s ___.\" with one of these \
 words: {}. (An uncle or aunt may be related by blood or by marriage; cousin means first cousin; an in-law relation \
-goes through exactly one marriage.)\n{}",
-            facts.join(" "),
+goes through exactly one marriage.)",
             vocab.join(", "),
-            answer_instruction("as that one word", example),
             a_name = p[a].name,
             b_name = p[b].name,
-        );
+        ));
+        let format = AnswerFormat::new("as one of those words");
         Generated {
-            question,
+            body,
+            format,
             answer: gold.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "people": {
                     "name": p.iter().map(|x| x.name).collect::<Vec<_>>(),
                     "male": p.iter().map(|x| x.male).collect::<Vec<_>>(),
@@ -431,7 +432,7 @@ goes through exactly one marriage.)\n{}",
                 },
                 "query": {"a": p[a].name, "b": p[b].name},
                 "kind": KINDS[kind].0,
-            }),
+            })),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

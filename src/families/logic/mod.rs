@@ -1,11 +1,10 @@
 //! Deduction: kinship, syllogisms, propositional logic.
 
+mod answers;
 mod circuit_logic;
-mod common;
 mod cryptarithm;
 mod family_relationships;
 mod knights_knaves;
-mod names;
 mod propositional_logic;
 mod syllogism;
 mod zebra_puzzles;

@@ -30,9 +30,12 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{pick, yes_no};
-use super::names::PLURALS;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::yes_no;
+use crate::families::kit::lexicon::PLURALS;
+use crate::families::kit::meta::object;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::pick;
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Syllogism;
 
@@ -163,7 +166,8 @@ impl Family for Syllogism {
         "Does a categorical conclusion follow from the premises? (validity by brute force over Venn models)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (an echoed question scored on every "no" instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (terms, premises, arrangement) = match level.get() {
@@ -264,24 +268,28 @@ impl Family for Syllogism {
             .map(|(i, p)| format!("{}. {}", i + 1, p.text(&names, varied, rng)))
             .collect();
         let concl_text = conclusion.text(&names, false, rng);
-        let question = format!(
-            "Assume that the premises below are true and that each group mentioned has at least one member.\n\n\
-Premises:\n{}\n\nConclusion: {concl_text}\n\nDoes the conclusion necessarily follow from the premises (is it true in \
+        let body = Body::new()
+            .text(
+                "Assume that the premises below are true and that each group mentioned has at least one member.",
+            )
+            .data(format!("Premises:\n{}", prem_text.join("\n")))
+            .data(format!("Conclusion: {concl_text}"))
+            .text(
+                "Does the conclusion necessarily follow from the premises (is it true in \
 every situation where the premises are true)? Judge only by logic, not by what you know about the world. Answer yes \
-or no.\n{}",
-            prem_text.join("\n"),
-            answer_instruction("as yes or no", "yes</answer> or <answer>no")
-        );
+or no.",
+            );
+        let format = AnswerFormat::new("as yes or no");
         Generated {
-            question,
+            body,
+            format,
             answer: if want_yes { "yes" } else { "no" }.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "terms": names,
                 "premises": shown.iter().map(|p| p.json(&names)).collect::<Vec<_>>(),
                 "conclusion": conclusion.json(&names),
                 "existential_import": true,
-            }),
+            })),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
