@@ -5,7 +5,7 @@
 //! direct index formulas instead of repeated quarter turns).
 
 use harness_rl::families::kit::lexicon::WORDS;
-use harness_rl::families::{self, Instance};
+use harness_rl::families::{self, Instance, Level};
 use serde_json::{Value, json};
 
 use crate::Resolver;

@@ -18,20 +18,17 @@
 //! The format example uses strings shorter than any given one, so it is never accepted.
 //! Metadata: `words` (the strings in the order shown).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::families::helpers::{answer_rows, cached_params, meta_strs, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct GroupAnagrams;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     groups: (usize, usize),
@@ -204,27 +201,27 @@ impl Family for GroupAnagrams {
         }
         let gold: Vec<String> = order.iter().map(|s| by_sig[s].join(" ")).collect();
         Generated {
-            question: format!(
-                "Group these strings so that two strings are in the same group exactly when one \
-                 is an anagram of the other (same letters, each as often). A string with no \
-                 anagram in the list forms a group on its own.\n\n{}\n\nWrite one group per \
-                 line, its strings separated by spaces; the order of groups and of strings \
-                 within a group does not matter.\n{}",
-                words.join(", "),
-                answer_instruction("as the groups, one per line", "ab ba\nc")
-            ),
+            body: Body::new()
+                .text(
+                    "Group these strings so that two strings are in the same group exactly when \
+                     one is an anagram of the other (same letters, each as often). A string with \
+                     no anagram in the list forms a group on its own.",
+                )
+                .data(words.join(", "))
+                .text(
+                    "Write one group per line, its strings separated by spaces; the order of \
+                     groups and of strings within a group does not matter.",
+                ),
+            format: AnswerFormat::with_example("as the groups, one per line", "ab ba\nc"),
             answer: gold.join("\n"),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("words", json!(words))],
-            ),
+            metadata: fields([("words", json!(words))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(words) = meta_strs(instance, "words") else {
+        let Some(words) = Meta::of(instance).strs("words") else {
             return 0.0;
         };
-        let Some(rows) = answer_rows(answer) else {
+        let Some(rows) = parse::grid(answer) else {
             return 0.0;
         };
         let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -232,7 +229,7 @@ impl Family for GroupAnagrams {
         for row in rows {
             let mut g = BTreeSet::new();
             for cell in row {
-                let w = unquote(cell).to_ascii_lowercase();
+                let w = unquote(&cell).to_ascii_lowercase();
                 if !seen.insert(w.clone()) {
                     return 0.0;
                 }

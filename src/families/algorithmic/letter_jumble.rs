@@ -22,13 +22,12 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::words::WORDS;
-use crate::families::helpers::{cached_params, eq_ascii_ci, meta_strs, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::lexicon::WORDS;
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LetterJumble;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (words min, words max, length min, length max) per level.
 const PARAMS: [(usize, usize, usize, usize); 5] = [
@@ -142,33 +141,37 @@ impl Family for LetterJumble {
             )
         };
         Generated {
-            question: format!(
-                "{what} been shuffled. Restore the original {}. Each has exactly one answer.\n\n\
-                 {}\n\n{them}. Case does not matter.\n{}",
-                if n == 1 { "word" } else { "words" },
-                jumbled.join(" "),
-                answer_instruction(
-                    if n == 1 {
-                        "as the restored word"
-                    } else {
-                        "as the restored words"
-                    },
-                    example
-                )
+            body: Body::new()
+                .text(format!(
+                    "{what} been shuffled. Restore the original {}. Each has exactly one answer.",
+                    if n == 1 { "word" } else { "words" }
+                ))
+                .data(jumbled.join(" "))
+                .text(format!("{them}. Case does not matter.")),
+            format: AnswerFormat::with_example(
+                if n == 1 {
+                    "as the restored word"
+                } else {
+                    "as the restored words"
+                },
+                example,
             ),
             answer: words.join(" "),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("jumbled", json!(jumbled)), ("words", json!(words))],
-            ),
+            metadata: fields([("jumbled", json!(jumbled)), ("words", json!(words))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(words), Some(given)) = (meta_strs(instance, "words"), parse::list_items(answer))
+        let (Some(words), Some(given)) =
+            (Meta::of(instance).strs("words"), parse::list_items(answer))
         else {
             return 0.0;
         };
-        if given.len() == words.len() && given.iter().zip(&words).all(|(a, w)| eq_ascii_ci(a, w)) {
+        if given.len() == words.len()
+            && given
+                .iter()
+                .zip(&words)
+                .all(|(a, w)| a.eq_ignore_ascii_case(w))
+        {
             1.0
         } else {
             0.0

@@ -18,18 +18,16 @@
 //! is never accepted. Metadata: `matrix` and `operations` (objects with `op` and
 //! its arguments: `degrees`, `axis`, `index`, `rows`, `cols`, `from`, `to`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{answer_rows, cached_params, grid_text, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::text::{grid, int_grid_is};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ManipulateMatrix;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -310,37 +308,38 @@ impl Family for ManipulateMatrix {
         // the answer, whatever the operations.
         let example = "1 2\n3 4";
         Generated {
-            question: format!(
-                "Start from this {rows}x{cols} matrix and apply the operations below in order \
-                 (rows and columns are numbered from 1, top to bottom and left to right, in the \
-                 matrix as it is at that step).\n\n{}\n\n{steps}\nWrite the final matrix, one row \
-                 per line, numbers separated by spaces.\n{}",
-                grid_text(&m),
-                answer_instruction("as the final matrix", example)
-            ),
-            answer: grid_text(&cur),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("matrix", json!(m)),
-                    (
-                        "operations",
-                        Value::Array(ops.iter().map(op_json).collect()),
-                    ),
-                ],
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Start from this {rows}x{cols} matrix and apply the operations below in order \
+                     (rows and columns are numbered from 1, top to bottom and left to right, in \
+                     the matrix as it is at that step)."
+                ))
+                .data(grid(&m))
+                .data(steps.trim_end().to_string())
+                .text("Write the final matrix, one row per line, numbers separated by spaces."),
+            format: AnswerFormat::with_example("as the final matrix", example),
+            answer: grid(&cur),
+            metadata: fields([
+                ("matrix", json!(m)),
+                (
+                    "operations",
+                    Value::Array(ops.iter().map(op_json).collect()),
+                ),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(given), Some(gold)) = (answer_rows(answer), parse::int_grid(&instance.answer))
+        let Some(gold) = parse::int_grid(&instance.answer) else {
+            return 0.0;
+        };
+        let Some(want) = gold
+            .iter()
+            .map(|r| r.iter().map(|&v| i64::try_from(v).ok()).collect())
+            .collect::<Option<Vec<Vec<i64>>>>()
         else {
             return 0.0;
         };
-        let ok = given.len() == gold.len()
-            && given.iter().zip(&gold).all(|(r, g)| {
-                r.len() == g.len() && r.iter().zip(g).all(|(c, v)| parse::int(c) == Some(*v))
-            });
-        if ok { 1.0 } else { 0.0 }
+        if int_grid_is(answer, &want) { 1.0 } else { 0.0 }
     }
 }
 

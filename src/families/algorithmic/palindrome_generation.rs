@@ -14,19 +14,16 @@
 //! score 0. The format example has a different length from the instance's, so it is
 //! never accepted. Metadata: `letters` (the shuffled letters, one string each).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{cached_params, meta_strs, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PalindromeGeneration;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (letters min, letters max, distinct letters max) per level.
 const PARAMS: [(usize, usize, usize); 5] =
@@ -81,23 +78,21 @@ impl Family for PalindromeGeneration {
         let letters: Vec<String> = letters.iter().map(|&b| char::from(b).to_string()).collect();
         let example = if n == 5 { "abccba" } else { "abcba" };
         Generated {
-            question: format!(
-                "Arrange all of these {n} letters into a palindrome (a string that reads the same \
-                 forwards and backwards). Use every letter exactly as often as it is listed and no \
-                 other letters. It does not have to be a real word.\n\nLetters: {}\n\nWrite the \
-                 palindrome as one string without spaces.\n{}",
-                letters.join(", "),
-                answer_instruction("as the palindrome", example)
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Arrange all of these {n} letters into a palindrome (a string that reads the \
+                     same forwards and backwards). Use every letter exactly as often as it is \
+                     listed and no other letters. It does not have to be a real word."
+                ))
+                .data(format!("Letters: {}", letters.join(", ")))
+                .text("Write the palindrome as one string without spaces."),
+            format: AnswerFormat::with_example("as the palindrome", example),
             answer: String::from_utf8(pal).expect("ASCII letters"),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("letters", json!(letters))],
-            ),
+            metadata: fields([("letters", json!(letters))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(letters) = meta_strs(instance, "letters") else {
+        let Some(letters) = Meta::of(instance).strs("letters") else {
             return 0.0;
         };
         let a = answer.trim();

@@ -19,21 +19,17 @@
 //! The format example has a different shape from the output, so it is never accepted.
 //! Metadata: `matrix`, `kernel`, `stride`, `mode` (`max` or `average`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{
-    Decimal, answer_rows, cached_params, decimal_text, grid_text, meta_i64_grid, meta_str,
-    meta_usize, metadata,
-};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::decimal::{Decimal, decimal_text};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::text::grid;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct PoolMatrix;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     rows: (usize, usize),
@@ -201,36 +197,32 @@ impl Family for PoolMatrix {
             "the largest value in the window"
         };
         Generated {
-            question: format!(
-                "Apply {mode} pooling to this {rows}x{cols} matrix with a {k}x{k} window and \
-                 stride {s}: slide the window from the top-left corner {s} cell(s) at a time \
-                 to the right and down, keep only positions where the whole window fits, and \
-                 replace each window by {what}.\n\n{}\n\nWrite the pooled matrix, one row per \
-                 line, values separated by spaces.\n{}",
-                grid_text(&m),
-                answer_instruction("as the pooled matrix", example)
-            ),
-            answer: grid_text(&gold),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("matrix", json!(m)),
-                    ("kernel", Value::from(k)),
-                    ("stride", Value::from(s)),
-                    ("mode", Value::from(mode)),
-                ],
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Apply {mode} pooling to this {rows}x{cols} matrix with a {k}x{k} window and \
+                     stride {s}: slide the window from the top-left corner {s} cell(s) at a time \
+                     to the right and down, keep only positions where the whole window fits, and \
+                     replace each window by {what}."
+                ))
+                .data(grid(&m))
+                .text("Write the pooled matrix, one row per line, values separated by spaces."),
+            format: AnswerFormat::with_example("as the pooled matrix", example),
+            answer: grid(&gold),
+            metadata: fields([
+                ("matrix", json!(m)),
+                ("kernel", Value::from(k)),
+                ("stride", Value::from(s)),
+                ("mode", Value::from(mode)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let meta = Meta::of(instance);
         let (Some(m), Some(k), Some(s), Some(mode)) = (
-            instance
-                .metadata
-                .get("matrix")
-                .and_then(|v| meta_i64_grid(v, MAX_SIDE)),
-            meta_usize(instance, "kernel", MAX_SIDE),
-            meta_usize(instance, "stride", MAX_SIDE),
-            meta_str(instance, "mode"),
+            meta.int_grid("matrix"),
+            meta.usize("kernel", MAX_SIDE),
+            meta.usize("stride", MAX_SIDE),
+            meta.str("mode"),
         ) else {
             return 0.0;
         };
@@ -243,7 +235,7 @@ impl Family for PoolMatrix {
             return 0.0;
         }
         let want = pool(&m, k, s, average);
-        let Some(rows) = answer_rows(answer) else {
+        let Some(rows) = parse::grid(answer) else {
             return 0.0;
         };
         let ok = rows.len() == want.len()

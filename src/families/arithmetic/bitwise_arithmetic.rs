@@ -21,18 +21,15 @@
 //! Metadata: `expression` (the text shown) and `rpn` (operands as decimal strings and
 //! the operators `& | ^ << >> +`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct BitwiseArithmetic;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     ops: (usize, usize),
@@ -244,21 +241,20 @@ impl Family for BitwiseArithmetic {
             value.to_string()
         };
         Generated {
-            question: format!(
-                "Evaluate this expression on non-negative integers of unlimited width. `&` is \
-                 bitwise AND, `|` bitwise OR, `^` bitwise XOR, `<<` and `>>` shift left and right \
-                 by the number of bits on their right, and `+` is addition. Numbers written \
-                 0x... are hexadecimal.\n\n{expr}\n\n{}",
-                answer_instruction(
-                    "as one integer (decimal, or hexadecimal with the 0x prefix)",
-                    &example(p)
+            body: Body::new()
+                .text(
+                    "Evaluate this expression on non-negative integers of unlimited width. `&` \
+                     is bitwise AND, `|` bitwise OR, `^` bitwise XOR, `<<` and `>>` shift left \
+                     and right by the number of bits on their right, and `+` is addition. \
+                     Numbers written 0x... are hexadecimal.",
                 )
+                .data(expr.clone()),
+            format: AnswerFormat::with_example(
+                "as one integer (decimal, or hexadecimal with the 0x prefix)",
+                example(p),
             ),
             answer: gold,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("expression", Value::from(expr)), ("rpn", Value::from(rpn))],
-            ),
+            metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -30,20 +30,15 @@
 //! Metadata: `task` and the task's inputs as strings and integers (`date`, `days`,
 //! `direction`, `start`, `end`, `weekday`, `reference_date`, `reference_weekday`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{
-    cached_params, eq_ascii_ci, instruction_without_example, meta_str, metadata,
-};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CalendarArithmetic;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Task {
@@ -200,7 +195,7 @@ fn parse_weekday(s: &str) -> Option<usize> {
     let t = s.trim();
     WEEKDAYS
         .iter()
-        .position(|w| eq_ascii_ci(w, t) || eq_ascii_ci(&w[..3], t))
+        .position(|w| w.eq_ignore_ascii_case(t) || w[..3].eq_ignore_ascii_case(t))
 }
 
 /// A random base date in 1950..=2050.
@@ -208,19 +203,19 @@ fn base_date(rng: &mut ChaCha20Rng) -> i64 {
     rng.random_range(days_from_civil(1950, 1, 1)..=days_from_civil(2050, 12, 31))
 }
 
-fn weekday_instruction() -> String {
-    instruction_without_example(
+fn weekday_instruction() -> AnswerFormat {
+    AnswerFormat::new(
         "as the English name of the day of the week (one of Monday, Tuesday, Wednesday, \
          Thursday, Friday, Saturday, Sunday)",
     )
 }
 
-fn date_instruction() -> String {
-    answer_instruction("as a date written YYYY-MM-DD", "1066-10-14")
+fn date_instruction() -> AnswerFormat {
+    AnswerFormat::with_example("as a date written YYYY-MM-DD", "1066-10-14")
 }
 
-fn count_instruction(max_possible: i64) -> String {
-    answer_instruction("as a single integer", &(max_possible + 1).to_string())
+fn count_instruction(max_possible: i64) -> AnswerFormat {
+    AnswerFormat::with_example("as a single integer", (max_possible + 1).to_string())
 }
 
 impl Family for CalendarArithmetic {
@@ -254,7 +249,6 @@ impl Family for CalendarArithmetic {
     fn generate(&self, rng: &mut ChaCha20Rng, level: Level) -> Generated {
         let p = &PARAMS[level.idx()];
         let task = p.tasks[rng.random_range(0..p.tasks.len())];
-        let params = cached_params(&PARAMS_JSON, self, level);
         let (body, instruction, answer, meta) = match task {
             Task::WeekdayOffset => {
                 let today = rng.random_range(0..7usize);
@@ -273,14 +267,11 @@ impl Family for CalendarArithmetic {
                         WEEKDAYS[today]
                     )
                 };
-                let meta = metadata(
-                    params,
-                    [
-                        ("task", Value::from(task.name())),
-                        ("weekday", Value::from(WEEKDAYS[today])),
-                        ("days", Value::from(delta)),
-                    ],
-                );
+                let meta = fields([
+                    ("task", Value::from(task.name())),
+                    ("weekday", Value::from(WEEKDAYS[today])),
+                    ("days", Value::from(delta)),
+                ]);
                 (body, weekday_instruction(), ans.to_string(), meta)
             }
             Task::AddDays => {
@@ -299,14 +290,11 @@ impl Family for CalendarArithmetic {
                     if back { "before" } else { "after" },
                     date_text(start)
                 );
-                let meta = metadata(
-                    params,
-                    [
-                        ("task", Value::from(task.name())),
-                        ("date", Value::from(date_text(start))),
-                        ("days", Value::from(delta)),
-                    ],
-                );
+                let meta = fields([
+                    ("task", Value::from(task.name())),
+                    ("date", Value::from(date_text(start))),
+                    ("days", Value::from(delta)),
+                ]);
                 (body, date_instruction(), date_text(start + delta), meta)
             }
             Task::DaysBetween => {
@@ -319,14 +307,11 @@ impl Family for CalendarArithmetic {
                     date_text(start),
                     date_text(start + span)
                 );
-                let meta = metadata(
-                    params,
-                    [
-                        ("task", Value::from(task.name())),
-                        ("start", Value::from(date_text(start))),
-                        ("end", Value::from(date_text(start + span))),
-                    ],
-                );
+                let meta = fields([
+                    ("task", Value::from(task.name())),
+                    ("start", Value::from(date_text(start))),
+                    ("end", Value::from(date_text(start + span))),
+                ]);
                 (body, count_instruction(p.span_max), span.to_string(), meta)
             }
             Task::WeekdayOfDate => {
@@ -346,18 +331,15 @@ impl Family for CalendarArithmetic {
                     WEEKDAYS[weekday(reference)],
                     date_text(target)
                 );
-                let meta = metadata(
-                    params,
-                    [
-                        ("task", Value::from(task.name())),
-                        ("reference_date", Value::from(date_text(reference))),
-                        (
-                            "reference_weekday",
-                            Value::from(WEEKDAYS[weekday(reference)]),
-                        ),
-                        ("date", Value::from(date_text(target))),
-                    ],
-                );
+                let meta = fields([
+                    ("task", Value::from(task.name())),
+                    ("reference_date", Value::from(date_text(reference))),
+                    (
+                        "reference_weekday",
+                        Value::from(WEEKDAYS[weekday(reference)]),
+                    ),
+                    ("date", Value::from(date_text(target))),
+                ]);
                 (
                     body,
                     weekday_instruction(),
@@ -379,15 +361,12 @@ impl Family for CalendarArithmetic {
                     date_text(start),
                     date_text(end)
                 );
-                let meta = metadata(
-                    params,
-                    [
-                        ("task", Value::from(task.name())),
-                        ("start", Value::from(date_text(start))),
-                        ("weekday", Value::from(WEEKDAYS[weekday(start)])),
-                        ("end", Value::from(date_text(end))),
-                    ],
-                );
+                let meta = fields([
+                    ("task", Value::from(task.name())),
+                    ("start", Value::from(date_text(start))),
+                    ("weekday", Value::from(WEEKDAYS[weekday(start)])),
+                    ("end", Value::from(date_text(end))),
+                ]);
                 (
                     body,
                     count_instruction(p.business_span_max + 1),
@@ -397,13 +376,14 @@ impl Family for CalendarArithmetic {
             }
         };
         Generated {
-            question: format!("{body}\n{instruction}"),
+            body: Body::of(body),
+            format: instruction,
             answer,
             metadata: meta,
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let ok = match meta_str(instance, "task") {
+        let ok = match Meta::of(instance).str("task") {
             Some("weekday_offset" | "weekday_of_date") => {
                 matches!((parse_weekday(answer), parse_weekday(&instance.answer)), (Some(a), Some(g)) if a == g)
             }

@@ -20,18 +20,16 @@
 //! Metadata: `expression` (the text shown) and `rpn` (literals and operators as
 //! strings, reverse Polish notation).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{Decimal, cached_params, decimal_text, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::decimal::{Decimal, decimal_text};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct DecimalArithmetic;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     literals: (usize, usize),
@@ -222,17 +220,16 @@ impl Family for DecimalArithmetic {
         let mut rpn = Vec::with_capacity(tree.nodes.len());
         tree.rpn(root, &mut rpn);
         Generated {
-            question: format!(
-                "Evaluate the following expression exactly (no rounding). Multiplication is done \
-                 before addition and subtraction, and operators of equal precedence are applied \
-                 from left to right.\n\n{expr}\n\n{}",
-                answer_instruction("as an exact decimal number", EXAMPLE)
-            ),
+            body: Body::new()
+                .text(
+                    "Evaluate the following expression exactly (no rounding). Multiplication is \
+                     done before addition and subtraction, and operators of equal precedence are \
+                     applied from left to right.",
+                )
+                .data(expr.clone()),
+            format: AnswerFormat::with_example("as an exact decimal number", EXAMPLE),
             answer: decimal_text(m, s),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("expression", Value::from(expr)), ("rpn", Value::from(rpn))],
-            ),
+            metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -20,20 +20,17 @@
 //! Metadata: `variable`, `factors` (each a list of coefficients, constant term first)
 //! and `product` (the same for the gold).
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt::Write;
 
-use crate::families::helpers::{cached_params, meta_str, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PolynomialMultiplication;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     /// Alternative factor-degree lists, one drawn per instance.
@@ -285,24 +282,24 @@ impl Family for PolynomialMultiplication {
         let degree = product.len() - 1;
         let example = format!("{var}^{} + 2{var} - 1", degree + 1);
         Generated {
-            question: format!(
-                "Expand this product and combine like terms:\n\n{shown}\n\nWrite the result as a \
-                 sum of terms in {var}, highest power first, powers written with ^.\n{}",
-                answer_instruction("as the expanded polynomial", &example)
-            ),
+            body: Body::new()
+                .text("Expand this product and combine like terms:")
+                .data(shown)
+                .text(format!(
+                    "Write the result as a sum of terms in {var}, highest power first, powers \
+                     written with ^."
+                )),
+            format: AnswerFormat::with_example("as the expanded polynomial", example),
             answer: render(&product, var),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("variable", Value::from(var)),
-                    ("factors", json!(factors)),
-                    ("product", json!(product)),
-                ],
-            ),
+            metadata: fields([
+                ("variable", Value::from(var)),
+                ("factors", json!(factors)),
+                ("product", json!(product)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(var) = meta_str(instance, "variable") else {
+        let Some(var) = Meta::of(instance).str("variable") else {
             return 0.0;
         };
         match (parse_poly(answer, var), parse_poly(&instance.answer, var)) {

@@ -20,19 +20,16 @@
 //! Metadata: `equation` (the text shown), `variable`, `lhs` and `rhs` (parts as
 //! `["var", a]`, `["const", c]` or `["group", a, b]` for `a(v + b)`).
 
-use std::fmt::Write;
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
+use std::fmt::Write;
 
-use crate::families::helpers::{cached_params, meta_str, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct SimpleEquations;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Part {
@@ -284,27 +281,26 @@ impl Family for SimpleEquations {
         };
         let equation = format!("{} = {}", render_side(&lhs, var), render_side(&rhs, var));
         Generated {
-            question: format!(
-                "Solve this equation for {var}. Its solution is an integer.\n\n{equation}\n\n{}",
-                answer_instruction(
-                    &format!("as the value of {var} (a single integer)"),
-                    &(p.solution.1 + 1).to_string()
-                )
+            body: Body::new()
+                .text(format!(
+                    "Solve this equation for {var}. Its solution is an integer."
+                ))
+                .data(equation.clone()),
+            format: AnswerFormat::with_example(
+                format!("as the value of {var} (a single integer)"),
+                (p.solution.1 + 1).to_string(),
             ),
             answer: v.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("equation", Value::from(equation)),
-                    ("variable", Value::from(var)),
-                    ("lhs", parts_json(&lhs)),
-                    ("rhs", parts_json(&rhs)),
-                ],
-            ),
+            metadata: fields([
+                ("equation", Value::from(equation)),
+                ("variable", Value::from(var)),
+                ("lhs", parts_json(&lhs)),
+                ("rhs", parts_json(&rhs)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(var) = meta_str(instance, "variable") else {
+        let Some(var) = Meta::of(instance).str("variable") else {
             return 0.0;
         };
         match (

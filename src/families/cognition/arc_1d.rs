@@ -29,18 +29,16 @@
 //! Metadata: `rules` (objects with `rule` and its parameters), `examples` (objects with
 //! `input` and `output`), `test_input`.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{cached_params, grid_text, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::text::grid;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Arc1d;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
@@ -382,7 +380,7 @@ fn draw_rule(rng: &mut ChaCha20Rng, kind: Kind, p: &Params, avoid: &[u8]) -> Rul
 }
 
 fn seq_text(s: &[u8]) -> String {
-    grid_text(&[s.to_vec()])
+    grid([s])
 }
 
 impl Family for Arc1d {
@@ -437,12 +435,16 @@ impl Family for Arc1d {
             }
         }
         let test = inputs.pop().expect("examples + 1 inputs");
-        let mut text = String::new();
+        let mut body = Body::new().text(
+            "Each example below maps an input sequence to an output sequence by the same rule \
+             (0 is the background, 1-9 are colours). Find the rule and apply it to the test \
+             input.",
+        );
         let mut examples = Vec::with_capacity(inputs.len());
         for (i, s) in inputs.iter().enumerate() {
             let out = run(s);
-            text.push_str(&format!(
-                "Example {}:\nInput:  {}\nOutput: {}\n\n",
+            body = body.data(format!(
+                "Example {}:\nInput:  {}\nOutput: {}",
                 i + 1,
                 seq_text(s),
                 seq_text(&out)
@@ -451,26 +453,21 @@ impl Family for Arc1d {
         }
         let gold = run(&test);
         Generated {
-            question: format!(
-                "Each example below maps an input sequence to an output sequence by the same \
-                 rule (0 is the background, 1-9 are colours). Find the rule and apply it to the \
-                 test input.\n\n{text}Test input: {}\n\nWrite the output sequence: {n} digits \
-                 separated by spaces.\n{}",
-                seq_text(&test),
-                answer_instruction("as the output sequence", "1 2 3")
-            ),
+            body: body
+                .data(format!("Test input: {}", seq_text(&test)))
+                .text(format!(
+                    "Write the output sequence: {n} digits separated by spaces."
+                )),
+            format: AnswerFormat::with_example("as the output sequence", "1 2 3"),
             answer: seq_text(&gold),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    (
-                        "rules",
-                        Value::Array(rules.iter().map(Rule::json).collect()),
-                    ),
-                    ("examples", Value::Array(examples)),
-                    ("test_input", json!(test)),
-                ],
-            ),
+            metadata: fields([
+                (
+                    "rules",
+                    Value::Array(rules.iter().map(Rule::json).collect()),
+                ),
+                ("examples", Value::Array(examples)),
+                ("test_input", json!(test)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

@@ -21,19 +21,16 @@
 //! example never reaches the target (checked at generation, from the capacities and
 //! the target alone). Metadata: `capacities`, `target`, `max_moves`.
 
-use std::collections::VecDeque;
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
+use std::collections::VecDeque;
 
-use crate::families::helpers::{cached_params, meta_usize, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Jugs;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     jugs: usize,
@@ -288,36 +285,34 @@ impl Family for Jugs {
             .collect();
         let last = name(caps.len() - 1);
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "You have {} unmarked jugs: {}. All start empty, and there is an unlimited water \
                  supply. A move is one of: fill X (fill jug X to the brim), empty X (pour jug X \
                  away), pour X->Y (pour from X into Y until X is empty or Y is full), where X and \
                  Y are jug letters A to {last}. Find a sequence of at most {} moves after which \
-                 one of the jugs holds exactly {target} {}. Write one move per line.\n{}",
+                 one of the jugs holds exactly {target} {}. Write one move per line.",
                 caps.len(),
                 jugs.join(", "),
                 p.max_moves,
                 if target == 1 { "litre" } else { "litres" },
-                answer_instruction("as the list of moves", &example.join("\n"))
-            ),
+            )),
+            format: AnswerFormat::with_example("as the list of moves", example.join("\n")),
             answer: gold
                 .iter()
                 .map(|&m| move_text(m))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("capacities", json!(caps)),
-                    ("target", Value::from(target)),
-                    ("max_moves", Value::from(p.max_moves)),
-                ],
-            ),
+            metadata: fields([
+                ("capacities", json!(caps)),
+                ("target", Value::from(target)),
+                ("max_moves", Value::from(p.max_moves)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
+        let meta = Meta::of(instance);
         let (Some(caps), Some(target), Some(max_moves)) = (
-            instance.metadata.get("capacities").and_then(|v| {
+            meta.get("capacities").and_then(|v| {
                 let a = v.as_array()?;
                 if a.is_empty() || a.len() > MAX_JUGS {
                     return None;
@@ -330,8 +325,8 @@ impl Family for Jugs {
                     })
                     .collect::<Option<Vec<u32>>>()
             }),
-            meta_usize(instance, "target", MAX_CAPACITY),
-            meta_usize(instance, "max_moves", 10_000),
+            meta.usize("target", MAX_CAPACITY),
+            meta.usize("max_moves", 10_000),
         ) else {
             return 0.0;
         };

@@ -28,20 +28,17 @@
 //! generation not to solve the puzzle. Metadata: `board` (rows of the board text),
 //! `max_moves`.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
-use crate::families::helpers::{cached_params, meta_strs, meta_usize, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Sokoban;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     boxes: usize,
@@ -391,32 +388,30 @@ impl Family for Sokoban {
         let rows = board.text();
         let gold: Vec<String> = solution.iter().map(|&d| DIRS[d].2.to_string()).collect();
         Generated {
-            question: format!(
-                "Solve this Sokoban puzzle. Symbols: # wall, _ floor, . goal, $ box, * box on a \
-                 goal, @ you, + you standing on a goal. You move up (U), down (D), left (L) or \
-                 right (R) by one square. Walking into a box pushes it one square further, which \
-                 is only possible if that square is floor or a goal (not a wall or another box); \
-                 boxes cannot be pulled. Put every box on a goal using at most {} moves.\n\n{}\n\n\
-                 Write your moves as letters U, D, L, R separated by spaces.\n{}",
-                p.max_moves,
-                rows.join("\n"),
-                answer_instruction("as the sequence of moves", example)
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Solve this Sokoban puzzle. Symbols: # wall, _ floor, . goal, $ box, * box on \
+                     a goal, @ you, + you standing on a goal. You move up (U), down (D), left (L) \
+                     or right (R) by one square. Walking into a box pushes it one square further, \
+                     which is only possible if that square is floor or a goal (not a wall or \
+                     another box); boxes cannot be pulled. Put every box on a goal using at most \
+                     {} moves.",
+                    p.max_moves
+                ))
+                .data(rows.join("\n"))
+                .text("Write your moves as letters U, D, L, R separated by spaces."),
+            format: AnswerFormat::with_example("as the sequence of moves", example),
             answer: gold.join(" "),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("board", json!(rows)),
-                    ("max_moves", Value::from(p.max_moves)),
-                ],
-            ),
+            metadata: fields([
+                ("board", json!(rows)),
+                ("max_moves", Value::from(p.max_moves)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(rows), Some(max_moves)) = (
-            meta_strs(instance, "board"),
-            meta_usize(instance, "max_moves", 100_000),
-        ) else {
+        let meta = Meta::of(instance);
+        let (Some(rows), Some(max_moves)) = (meta.strs("board"), meta.usize("max_moves", 100_000))
+        else {
             return 0.0;
         };
         let (Some(board), Some(moves)) = (Board::parse(&rows), parse_moves(answer, max_moves))

@@ -19,19 +19,16 @@
 //! grid that contradicts at least one given (chosen from the givens alone), so it is
 //! never accepted. Metadata: `puzzle` (9 rows of 9 digits, 0 = blank), `blanks`.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::helpers::{answer_rows, cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Sudoku;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// Blank cells per level (level 5: a target; see the module docs).
 const BLANKS: [usize; 5] = [20, 35, 45, 52, 58];
@@ -186,7 +183,7 @@ fn show(g: &Grid) -> String {
 
 /// Read 9 rows of 9 digits 1-9 from an answer.
 fn read_answer(answer: &str) -> Option<Grid> {
-    let rows = answer_rows(answer)?;
+    let rows = parse::grid(answer)?;
     if rows.len() != 9 {
         return None;
     }
@@ -293,25 +290,25 @@ impl Family for Sudoku {
                 }
             }
         }
-        let question = format!(
-            "Solve this sudoku. Fill every blank cell (_) with a digit from 1 to 9 so that each \
-             row, each column and each of the nine 3x3 boxes contains every digit from 1 to 9 \
-             exactly once. The puzzle has exactly one solution.\n\n{}\n\nWrite the completed \
-             grid: 9 lines (one per row, top to bottom), each with 9 digits separated by single \
-             spaces.\n{}",
-            show(&puzzle),
-            answer_instruction("as the completed grid", &show(&example))
-        );
+        let body = Body::new()
+            .text(
+                "Solve this sudoku. Fill every blank cell (_) with a digit from 1 to 9 so that \
+                 each row, each column and each of the nine 3x3 boxes contains every digit from 1 \
+                 to 9 exactly once. The puzzle has exactly one solution.",
+            )
+            .data(show(&puzzle))
+            .text(
+                "Write the completed grid: 9 lines (one per row, top to bottom), each with 9 \
+                 digits separated by single spaces.",
+            );
         Generated {
-            question,
+            body,
+            format: AnswerFormat::with_example("as the completed grid", show(&example)),
             answer: show(&solution),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("puzzle", json!(puzzle.chunks(9).collect::<Vec<_>>())),
-                    ("blanks", Value::from(blanks)),
-                ],
-            ),
+            metadata: fields([
+                ("puzzle", json!(puzzle.chunks(9).collect::<Vec<_>>())),
+                ("blanks", Value::from(blanks)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {

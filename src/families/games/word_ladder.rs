@@ -29,12 +29,11 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use super::ladder_words::{FOUR, THREE};
-use crate::families::helpers::{cached_params, meta_str, meta_strs, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct WordLadder;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (word length, steps min, steps max, distractors) per level.
 const PARAMS: [(usize, usize, usize, usize); 5] = [
@@ -189,34 +188,39 @@ impl Family for WordLadder {
             "cat, cot, dot, dog"
         };
         Generated {
-            question: format!(
-                "Turn the word \"{s}\" into \"{t}\" by changing exactly one letter at a time. Every \
-                 word along the way, including the first and the last, must be in this list:\n\n\
-                 {}\n\nUse as few changes as possible. Write the whole ladder from {s} to {t}, \
-                 words separated by commas.\n{}",
-                words.join(", "),
-                answer_instruction("as the ladder of words", example)
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Turn the word \"{s}\" into \"{t}\" by changing exactly one letter at a \
+                     time. Every word along the way, including the first and the last, must be \
+                     in this list:"
+                ))
+                .data(words.join(", "))
+                .text(format!(
+                    "Use as few changes as possible. Write the whole ladder from {s} to {t}, \
+                     words separated by commas."
+                )),
+            format: AnswerFormat::with_example("as the ladder of words", example),
             answer: gold.join(", "),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("start", Value::from(s)),
-                    ("target", Value::from(t)),
-                    ("words", json!(words)),
-                ],
-            ),
+            metadata: fields([
+                ("start", Value::from(s)),
+                ("target", Value::from(t)),
+                ("words", json!(words)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(start), Some(target), Some(words)) = (
-            meta_str(instance, "start"),
-            meta_str(instance, "target"),
-            meta_strs(instance, "words"),
-        ) else {
+        let meta = Meta::of(instance);
+        let (Some(start), Some(target), Some(words)) =
+            (meta.str("start"), meta.str("target"), meta.strs("words"))
+        else {
             return 0.0;
         };
-        if words.len() > MAX_WORDS {
+        // A damaged list (a word of another length, a character that is not a lowercase
+        // letter) is a corrupted instance, not a different puzzle.
+        let well_formed =
+            |w: &str| w.len() == start.len() && w.bytes().all(|b| b.is_ascii_lowercase());
+        if words.len() > MAX_WORDS || !words.iter().all(|w| well_formed(w)) || !well_formed(target)
+        {
             return 0.0;
         }
         let items = ladder_items(answer);

@@ -17,19 +17,16 @@
 //! names letters that are not in the puzzle, so it is never accepted.
 //! Metadata: `addends`, `sum` (words of capital letters), `given` (letter -> digit).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Map, Value, json};
 
-use crate::families::helpers::{cached_params, meta_str, meta_strs, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Cryptarithm;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// How many letters are left for the solver to find.
 #[derive(Clone, Copy)]
@@ -203,42 +200,43 @@ impl Family for Cryptarithm {
             )
         };
         Generated {
-            question: format!(
-                "Solve this cryptarithm (letter addition). Each letter stands for one digit from \
-                 0 to 9, different letters stand for different digits, and no number starts \
-                 with 0.\n\n{layout}\n\nThat is: {} = {sum_word}.\n{known}Give the digit of every \
-                 letter ({}), as LETTER=DIGIT pairs separated by commas.\n{}",
-                words.join(" + "),
-                letters
-                    .chars()
-                    .map(String::from)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                answer_instruction("as the letter=digit pairs", &example)
-            ),
+            body: Body::new()
+                .text(
+                    "Solve this cryptarithm (letter addition). Each letter stands for one digit \
+                     from 0 to 9, different letters stand for different digits, and no number \
+                     starts with 0.",
+                )
+                .data(layout)
+                .text(format!(
+                    "That is: {} = {sum_word}.\n{known}Give the digit of every letter ({}), as \
+                     LETTER=DIGIT pairs separated by commas.",
+                    words.join(" + "),
+                    letters
+                        .chars()
+                        .map(String::from)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )),
+            format: AnswerFormat::with_example("as the letter=digit pairs", example),
             answer: pairs(&gold),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("addends", json!(words)),
-                    ("sum", Value::from(sum_word)),
-                    (
-                        "given",
-                        Value::Object(
-                            given
-                                .iter()
-                                .map(|&(l, d)| (char::from(l).to_string(), Value::from(d)))
-                                .collect::<Map<_, _>>(),
-                        ),
+            metadata: fields([
+                ("addends", json!(words)),
+                ("sum", Value::from(sum_word)),
+                (
+                    "given",
+                    Value::Object(
+                        given
+                            .iter()
+                            .map(|&(l, d)| (char::from(l).to_string(), Value::from(d)))
+                            .collect::<Map<_, _>>(),
                     ),
-                ],
-            ),
+                ),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(addends), Some(sum)) =
-            (meta_strs(instance, "addends"), meta_str(instance, "sum"))
-        else {
+        let meta = Meta::of(instance);
+        let (Some(addends), Some(sum)) = (meta.strs("addends"), meta.str("sum")) else {
             return 0.0;
         };
         if addends.len() > 8 || !addends.iter().all(|w| is_word(w)) || !is_word(sum) {
@@ -272,7 +270,7 @@ impl Family for Cryptarithm {
             .iter()
             .chain([&sum])
             .all(|w| digit[usize::from(w.as_bytes()[0] - b'A')] != Some(0));
-        let given_ok = match instance.metadata.get("given").and_then(Value::as_object) {
+        let given_ok = match meta.get("given").and_then(Value::as_object) {
             Some(g) => g.iter().all(|(l, d)| {
                 let b = l.as_bytes();
                 b.len() == 1

@@ -25,22 +25,17 @@
 //! first), `clues` (objects with `kind` and `a`/`b`: `[attribute, value]` pairs, `house`
 //! for `at`/`not_at`), `question` (`[attribute, value]` asked about).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::names::{FEMALE, MALE};
-use crate::families::helpers::{
-    cached_params, eq_ascii_ci, instruction_without_example, meta_strs, metadata,
-};
+use crate::families::kit::lexicon::{FEMALE, MALE};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct ZebraPuzzles;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -143,9 +138,8 @@ const ATTRIBUTES: [(&str, &str, &[&str]); 5] = [
     ),
 ];
 
-/// Largest puzzle accepted from metadata (houses, attributes, clues).
+/// Most names (houses) accepted from metadata.
 const MAX_HOUSES: usize = 8;
-const MAX_CLUES: usize = 200;
 
 /// A clue over (attribute, value) pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,17 +449,12 @@ impl Family for ZebraPuzzles {
         for (attr, _, values) in &attrs[1..] {
             text.push_str(&format!(", a different {attr} ({})", values.join(", ")));
         }
-        text.push_str(&format!(
-            ". The names are {}.\n\nClues:\n",
-            attrs[0].2.join(", ")
-        ));
-        for (i, c) in clues.iter().enumerate() {
-            text.push_str(&format!("{}. {}\n", i + 1, clue_text(&attrs, c)));
-        }
-        text.push_str(&format!(
-            "\nWho is {}? The clues determine the answer uniquely.\n",
-            describe(&attrs, (qa, qv))
-        ));
+        text.push_str(&format!(". The names are {}.", attrs[0].2.join(", ")));
+        let listed: Vec<String> = clues
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{}. {}", i + 1, clue_text(&attrs, c)))
+            .collect();
         let clue_json: Vec<Value> = clues
             .iter()
             .map(|c| match c.kind {
@@ -480,42 +469,40 @@ impl Family for ZebraPuzzles {
             .map(|(a, _, v)| json!({"attribute": a, "values": v}))
             .collect();
         Generated {
-            question: format!(
-                "{text}{}",
-                instruction_without_example(&format!(
-                    "as one of the names ({})",
-                    attrs[0].2.join(", ")
-                ))
-            ),
+            body: Body::new()
+                .text(text)
+                .data(format!("Clues:\n{}", listed.join("\n")))
+                .text(format!(
+                    "Who is {}? The clues determine the answer uniquely.",
+                    describe(&attrs, (qa, qv))
+                )),
+            format: AnswerFormat::new(format!("as one of the names ({})", attrs[0].2.join(", "))),
             answer: gold.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("houses", Value::from(n)),
-                    ("attributes", Value::Array(attr_json)),
-                    ("clues", Value::Array(clue_json)),
-                    ("question", json!([qa, qv])),
-                    ("names", json!(attrs[0].2)),
-                ],
-            ),
+            metadata: fields([
+                ("houses", Value::from(n)),
+                ("attributes", Value::Array(attr_json)),
+                ("clues", Value::Array(clue_json)),
+                ("question", json!([qa, qv])),
+                ("names", json!(attrs[0].2)),
+            ]),
         }
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(names) = meta_strs(instance, "names") else {
+        let Some(names) = Meta::of(instance).strs("names") else {
             return 0.0;
         };
         if names.len() > MAX_HOUSES
-            || instance
-                .metadata
-                .get("clues")
-                .and_then(Value::as_array)
-                .is_none_or(|c| c.len() > MAX_CLUES)
+            || !names
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphabetic()))
         {
             return 0.0;
         }
         let a = answer.trim();
         // The answer must be one of the puzzle's names and the gold one.
-        if names.iter().any(|n| eq_ascii_ci(n, a)) && eq_ascii_ci(a, instance.answer.trim()) {
+        if names.iter().any(|n| n.eq_ignore_ascii_case(a))
+            && a.eq_ignore_ascii_case(instance.answer.trim())
+        {
             1.0
         } else {
             0.0
