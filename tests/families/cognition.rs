@@ -378,59 +378,76 @@ fn digits(v: &serde_json::Value) -> Vec<u8> {
         .collect()
 }
 
+/// A rule as the re-solver knows it: its own names, not the generator's types.
+#[derive(Clone, Copy, Debug)]
+enum ArcRule {
+    Shift(isize),
+    Reverse,
+    Recolor(u8, u8),
+    FillGap(u8),
+    Gravity(bool),
+    Extend(u8, bool),
+    Denoise,
+    ToMarker(u8),
+}
+
+const ARC_MARKER: u8 = 9;
+
 /// Each rule re-implemented from its description, cell by cell (the generator works on
-/// whole blocks and slices).
-fn arc_rule(rule: &serde_json::Value, s: &[u8]) -> Vec<u8> {
+/// whole blocks and slices). `None` where the rule does not apply to `s`.
+fn arc_apply(rule: ArcRule, s: &[u8]) -> Option<Vec<u8>> {
     let n = s.len();
-    let colour = || rule["color"].as_u64().unwrap() as u8;
-    let right = || rule["direction"] == "right";
-    match rule["rule"].as_str().unwrap() {
-        "shift" => {
-            let k = rule["k"].as_u64().unwrap() as isize;
-            let k = if right() { k } else { -k };
+    Some(match rule {
+        ArcRule::Shift(k) => {
+            // Not applicable when a coloured cell would leave the sequence.
+            let inside = |i: isize| (0..n as isize).contains(&i);
+            if (0..n as isize).any(|i| s[i as usize] != 0 && !inside(i + k)) {
+                return None;
+            }
             (0..n as isize)
                 .map(|i| {
-                    let from = i - k;
-                    if (0..n as isize).contains(&from) {
-                        s[from as usize]
+                    if inside(i - k) {
+                        s[(i - k) as usize]
                     } else {
                         0
                     }
                 })
                 .collect()
         }
-        "reverse" => (0..n).map(|i| s[n - 1 - i]).collect(),
-        "recolor" => {
-            let (from, to) = (
-                rule["from"].as_u64().unwrap() as u8,
-                rule["to"].as_u64().unwrap() as u8,
-            );
-            s.iter().map(|&c| if c == from { to } else { c }).collect()
-        }
-        "fill_gap" => {
-            let c = colour();
+        ArcRule::Reverse => (0..n).map(|i| s[n - 1 - i]).collect(),
+        ArcRule::Recolor(from, to) => s.iter().map(|&c| if c == from { to } else { c }).collect(),
+        ArcRule::FillGap(c) => {
+            if s.iter().filter(|&&x| x == c).count() < 2 {
+                return None;
+            }
             (0..n)
                 .map(|i| {
-                    let before = s[..=i].contains(&c);
-                    let after = s[i..].contains(&c);
-                    if before && after { c } else { s[i] }
+                    if s[..=i].contains(&c) && s[i..].contains(&c) {
+                        c
+                    } else {
+                        s[i]
+                    }
                 })
                 .collect()
         }
-        "gravity" => {
-            let mut out = vec![0; n];
+        ArcRule::Gravity(right) => {
             let cells: Vec<u8> = s.iter().copied().filter(|&c| c != 0).collect();
-            let offset = if right() { n - cells.len() } else { 0 };
-            for (i, c) in cells.into_iter().enumerate() {
-                out[offset + i] = c;
-            }
-            out
+            let pad = n - cells.len();
+            (0..n)
+                .map(|i| match (right, i) {
+                    (true, i) if i >= pad => cells[i - pad],
+                    (false, i) if i < cells.len() => cells[i],
+                    _ => 0,
+                })
+                .collect()
         }
-        "extend" => {
-            let c = colour();
+        ArcRule::Extend(c, right) => {
+            if !s.contains(&c) {
+                return None;
+            }
             (0..n)
                 .map(|i| {
-                    let seen = if right() {
+                    let seen = if right {
                         s[..=i].contains(&c)
                     } else {
                         s[i..].contains(&c)
@@ -439,30 +456,24 @@ fn arc_rule(rule: &serde_json::Value, s: &[u8]) -> Vec<u8> {
                 })
                 .collect()
         }
-        "denoise" => (0..n)
+        ArcRule::Denoise => (0..n)
             .map(|i| {
-                let same_left = i > 0 && s[i - 1] == s[i];
-                let same_right = i + 1 < n && s[i + 1] == s[i];
-                if s[i] != 0 && !same_left && !same_right {
-                    0
-                } else {
-                    s[i]
-                }
+                let lonely = (i == 0 || s[i - 1] != s[i]) && (i + 1 == n || s[i + 1] != s[i]);
+                if s[i] != 0 && lonely { 0 } else { s[i] }
             })
             .collect(),
-        "move_to_marker" => {
-            let c = colour();
-            let marker = rule["marker"].as_u64().unwrap() as u8;
-            let m = s.iter().position(|&x| x == marker).unwrap();
+        ArcRule::ToMarker(c) => {
+            let m = s.iter().position(|&x| x == ARC_MARKER)?;
             let len = s.iter().filter(|&&x| x == c).count();
-            let left_of_marker = s[..m].contains(&c);
+            if len == 0 {
+                return None;
+            }
+            let left = s[..m].contains(&c);
             (0..n)
                 .map(|i| {
                     if i == m {
-                        marker
-                    } else if (left_of_marker && i < m && i + len >= m)
-                        || (!left_of_marker && i > m && i <= m + len)
-                    {
+                        ARC_MARKER
+                    } else if (left && i < m && i + len >= m) || (!left && i > m && i <= m + len) {
                         c
                     } else {
                         0
@@ -470,23 +481,85 @@ fn arc_rule(rule: &serde_json::Value, s: &[u8]) -> Vec<u8> {
                 })
                 .collect()
         }
-        r => panic!("unknown rule {r}"),
-    }
+    })
 }
 
-fn arc_1d(inst: &Instance) -> String {
-    let rules = inst.metadata["rules"].as_array().unwrap();
-    let run = |s: Vec<u8>| rules.iter().fold(s, |acc, r| arc_rule(r, &acc));
-    // The shown examples follow the same rules.
-    for ex in inst.metadata["examples"].as_array().unwrap() {
-        assert_eq!(
-            run(digits(&ex["input"])),
-            digits(&ex["output"]),
-            "{}",
-            inst.id
-        );
+/// Every rule sequence the family's description allows: one rule, or (level 5) a
+/// one-colour rule followed by `reverse` or a recolouring.
+fn arc_candidates() -> Vec<Vec<ArcRule>> {
+    let mut one_colour: Vec<ArcRule> = Vec::new();
+    for k in 1..=4 {
+        one_colour.push(ArcRule::Shift(k));
+        one_colour.push(ArcRule::Shift(-k));
     }
-    run(digits(&inst.metadata["test_input"]))
+    for c in 1..=8 {
+        one_colour.extend([
+            ArcRule::Extend(c, true),
+            ArcRule::Extend(c, false),
+            ArcRule::FillGap(c),
+            ArcRule::ToMarker(c),
+        ]);
+    }
+    one_colour.push(ArcRule::Denoise);
+    let recolours: Vec<ArcRule> = (1..=9)
+        .flat_map(|f| {
+            (0..=9)
+                .filter(move |&t| t != f)
+                .map(move |t| ArcRule::Recolor(f, t))
+        })
+        .collect();
+    let mut out: Vec<Vec<ArcRule>> = Vec::new();
+    for &r in &one_colour {
+        out.push(vec![r]);
+        out.push(vec![r, ArcRule::Reverse]);
+        out.extend(recolours.iter().map(|&rc| vec![r, rc]));
+    }
+    out.push(vec![ArcRule::Reverse]);
+    out.push(vec![ArcRule::Gravity(true)]);
+    out.push(vec![ArcRule::Gravity(false)]);
+    out.extend(recolours.iter().map(|&rc| vec![rc]));
+    out
+}
+
+/// The test outputs of every candidate rule that reproduces all the shown examples.
+/// Reads only what the question shows (examples and test input), never the rule.
+fn arc_answers(inst: &Instance) -> std::collections::BTreeSet<Vec<u8>> {
+    let examples: Vec<(Vec<u8>, Vec<u8>)> = inst.metadata["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (digits(&e["input"]), digits(&e["output"])))
+        .collect();
+    let test = digits(&inst.metadata["test_input"]);
+    let run = |rules: &[ArcRule], s: &[u8]| {
+        rules
+            .iter()
+            .try_fold(s.to_vec(), |acc: Vec<u8>, &r| arc_apply(r, &acc))
+    };
+    arc_candidates()
+        .iter()
+        .filter(|rules| {
+            examples
+                .iter()
+                .all(|(i, o)| run(rules, i).as_deref() == Some(o.as_slice()))
+        })
+        .filter_map(|rules| run(rules, &test))
+        .collect()
+}
+
+/// Search every rule the family allows for those consistent with the examples; they
+/// must all give the same test output (the examples determine the answer).
+fn arc_1d(inst: &Instance) -> String {
+    let answers = arc_answers(inst);
+    assert_eq!(
+        answers.len(),
+        1,
+        "{}: the examples allow {answers:?}",
+        inst.id
+    );
+    answers
+        .first()
+        .unwrap()
         .iter()
         .map(|d| d.to_string())
         .collect::<Vec<_>>()

@@ -21,7 +21,9 @@
 //! 5: a one-colour rule (`shift`, `fill_gap`, `extend`, `denoise`, `move_to_marker`)
 //! followed by `reverse` or by `recolor` of that colour; 18..=30; 4.
 //! Every example input shows the rule's colours, so the rule's parameters can be read
-//! off the examples.
+//! off the examples; the two pixels of `fill_gap` are never on an edge, so `extend`
+//! cannot explain its examples too. The tests search every rule (and level-5 pair) the
+//! family allows and check that those consistent with the examples agree on the answer.
 //!
 //! Gold: the rule applied to the test input, digits separated by spaces. Verifier: the
 //! same sequence, digit by digit (separated by whitespace and/or commas, one `[...]`
@@ -302,8 +304,10 @@ impl Rule {
                 }
             }
             Kind::FillGap => {
-                let i = rng.random_range(0..n - 2);
-                let j = rng.random_range(i + 2..n);
+                // Neither pixel on an edge, so growing a block to the edge (`extend`)
+                // never explains the examples as well.
+                let i = rng.random_range(1..n - 3);
+                let j = rng.random_range(i + 2..n - 1);
                 s[i] = self.color;
                 s[j] = self.color;
             }
