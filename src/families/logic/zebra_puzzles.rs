@@ -446,8 +446,10 @@ impl Family for ZebraPuzzles {
              first house is the leftmost), one person per house. Each person has a different \
              name"
         );
-        for (attr, _, values) in &attrs[1..] {
-            text.push_str(&format!(", a different {attr} ({})", values.join(", ")));
+        let last = attrs.len() - 1;
+        for (i, (attr, _, values)) in attrs.iter().enumerate().skip(1) {
+            let sep = if i == last { " and" } else { "," };
+            text.push_str(&format!("{sep} a different {attr} ({})", values.join(", ")));
         }
         text.push_str(&format!(". The names are {}.", attrs[0].2.join(", ")));
         let listed: Vec<String> = clues
