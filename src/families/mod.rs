@@ -19,6 +19,7 @@
 //! parameters into each instance's metadata, so a family only draws its instance.
 
 pub mod answer;
+pub mod decimal;
 pub mod kit;
 pub mod parse;
 

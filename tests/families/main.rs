@@ -14,6 +14,7 @@ mod formats;
 mod games;
 mod graphs;
 mod logic;
+mod new_families;
 
 use std::collections::BTreeMap;
 
@@ -278,6 +279,19 @@ fn canonical(family: &str, answer: &str) -> String {
             v.split_whitespace().collect::<Vec<_>>().join(" ")
         }
         "family_relationships" => t.to_ascii_lowercase().replace('-', " "),
+        // A partition: members sorted within a group, groups sorted.
+        "group_anagrams" => {
+            let mut groups: Vec<Vec<String>> = t
+                .lines()
+                .map(|l| {
+                    let mut g = tokens(&l.to_ascii_lowercase());
+                    g.sort();
+                    g
+                })
+                .collect();
+            groups.sort();
+            format!("{groups:?}")
+        }
         "number_sorting" => tokens(t)
             .iter()
             .map(|n| {
@@ -411,6 +425,11 @@ fn levels_grow_in_size() {
                     let to = x.metadata["to_base"].as_u64().unwrap() as u32;
                     u128::from_str_radix(&x.answer, to).unwrap() as f64
                 }),
+                &[1, 3, 5],
+            ),
+            // Difficulty is the number of blanks; the grid's text has the same length.
+            "sudoku" => (
+                Box::new(|x: &Instance| x.question.matches('_').count() as f64),
                 &[1, 3, 5],
             ),
             // Levels 1-3 differ in arrangement (figures, conclusion order), 4-5 in size.

@@ -1,5 +1,6 @@
 //! Cognition and sequences: pattern induction and attention.
 
+mod arc_1d;
 mod count_bits;
 mod facts;
 mod needle_haystack;
@@ -13,4 +14,5 @@ pub static FAMILIES: &[&dyn Family] = &[
     &needle_haystack::NeedleHaystack,
     &number_sequence::NumberSequence,
     &rectangle_count::RectangleCount,
+    &arc_1d::Arc1d,
 ];

@@ -2,10 +2,12 @@
 
 mod answers;
 mod circuit_logic;
+mod cryptarithm;
 mod family_relationships;
 mod knights_knaves;
 mod propositional_logic;
 mod syllogism;
+mod zebra_puzzles;
 
 use super::Family;
 
@@ -15,4 +17,6 @@ pub static FAMILIES: &[&dyn Family] = &[
     &knights_knaves::KnightsKnaves,
     &propositional_logic::PropositionalLogic,
     &syllogism::Syllogism,
+    &cryptarithm::Cryptarithm,
+    &zebra_puzzles::ZebraPuzzles,
 ];
