@@ -13,7 +13,7 @@ use super::UsageError;
 
 #[derive(Subcommand)]
 pub enum TasksCmd {
-    /// List every family: name, category, levels, description.
+    /// List every family: name, category, levels, question variants, description.
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -55,6 +55,11 @@ pub struct GenArgs {
     /// Difficulty level 1..=5.
     #[arg(long, default_value_t = 1)]
     pub level: u8,
+    /// Question template: 0 (canonical), K (template K of the family, see `variants`
+    /// in `hrl tasks list`), or `random` (drawn per instance). The task and the gold
+    /// answer are the same in every variant.
+    #[arg(long, default_value = "0")]
+    pub variant: families::Variant,
     /// Write to this file instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -99,6 +104,7 @@ fn list(as_json: bool) -> Result<()> {
                     "category": f.category(),
                     "levels": [families::MIN_LEVEL, families::MAX_LEVEL],
                     "version": f.version(),
+                    "variants": f.variant_count(),
                     "description": f.description(),
                     "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
                 })
@@ -110,17 +116,18 @@ fn list(as_json: bool) -> Result<()> {
         let w = reg.iter().map(|f| f.name().len()).max().unwrap_or(4);
         writeln!(
             out,
-            "{:<w$}  {:<11}  levels  description",
+            "{:<w$}  {:<11}  levels  variants  description",
             "name", "category"
         )?;
         for f in reg {
             writeln!(
                 out,
-                "{:<w$}  {:<11}  {}..={}   {}",
+                "{:<w$}  {:<11}  {}..={}   {:<8}  {}",
                 f.name(),
                 f.category().as_str(),
                 families::MIN_LEVEL,
                 families::MAX_LEVEL,
+                f.variant_count(),
                 f.description()
             )?;
         }
@@ -140,6 +147,11 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
     } else {
         vec![families::get(&a.family)?]
     };
+    // Check every family's variant range before creating or writing anything.
+    let streams = fams
+        .into_iter()
+        .map(|f| families::InstanceStream::new(f, level, a.seed).with_variant(a.variant))
+        .collect::<Result<Vec<_>, _>>()?;
     let sink: Box<dyn Write> = match &a.out {
         Some(p) => {
             Box::new(File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
@@ -147,8 +159,7 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);
-    for f in fams {
-        let stream = families::InstanceStream::new(f, level, a.seed);
+    for stream in streams {
         for i in 0..a.n {
             let inst = stream.instance(i);
             serde_json::to_writer(&mut out, &inst)?;
