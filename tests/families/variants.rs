@@ -183,5 +183,8 @@ fn a_variant_beyond_the_templates_is_refused() {
         matches!(e, families::FamilyError::VariantOutOfRange { variant, count, .. } if variant == n && count == usize::from(n)),
         "{e}"
     );
-    assert!(families::generate_many_variant(f, Level::new(1).unwrap(), 0, 1, Variant::Fixed(n)).is_err());
+    assert!(
+        families::generate_many_variant(f, Level::new(1).unwrap(), 0, 1, Variant::Fixed(n))
+            .is_err()
+    );
 }
