@@ -220,6 +220,72 @@ fn gen_variant_rewords_the_question_and_keeps_the_task() {
 }
 
 #[test]
+fn splits_lists_the_named_splits_and_checks_a_file() {
+    let out = hrl().args(["tasks", "splits", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["paper-like", "category-holdout"]);
+    for r in rows {
+        let roles = r["roles"].as_array().unwrap();
+        let role_names: Vec<&str> = roles.iter().map(|x| x["name"].as_str().unwrap()).collect();
+        assert_eq!(role_names, ["warm_start", "rl", "held_out"], "{r}");
+        for x in roles {
+            assert_eq!(
+                x["count"].as_u64().unwrap() as usize,
+                x["families"].as_array().unwrap().len()
+            );
+        }
+        assert!(r["unassigned"].is_array());
+    }
+    let out = hrl().args(["tasks", "splits"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("paper-like (built-in)") && table.contains("  held_out "),
+        "{table}"
+    );
+    // A file of one's own is checked strictly: errors name FILE:LINE, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("mine.toml");
+    std::fs::write(
+        &good,
+        "description = \"mine\"\n[[role]]\nname = \"held_out\"\nfamilies = [\"maze\"]\n",
+    )
+    .unwrap();
+    let out = hrl()
+        .args(["tasks", "splits", "--json"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["name"], "mine");
+    assert_eq!(rows[0]["roles"][0]["families"], json!(["maze"]));
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "description = \"bad\"\n[[role]]\nname = \"held_out\"\nfamilies = [\"maze\",\n  \"mazes\"]\n",
+    )
+    .unwrap();
+    let out = hrl().args(["tasks", "splits"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:5: role[0].families: unknown family `mazes`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let out = hrl()
+        .args(["tasks", "splits", "no-such-split"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn neighbouring_seeds_do_not_share_instances() {
     let content = |r: &Value| (r["question"].clone(), r["answer"].clone());
     let s5 = generate(&["all", "--n", "4", "--seed", "5", "--level", "3"]);

@@ -1,4 +1,4 @@
-//! `hrl tasks list|gen|score`.
+//! `hrl tasks list|gen|score|splits`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
@@ -25,6 +25,9 @@ pub enum TasksCmd {
     /// Score responses: reads JSONL instances with a `response` string, writes the same
     /// lines plus `score` and `extracted`.
     Score(ScoreArgs),
+    /// List the named family splits (roles such as warm_start, rl, held_out and their
+    /// families), or check and show one split file.
+    Splits(SplitsArgs),
     /// Measure in-process generation throughput of one family and print JSON
     /// (used by scripts/compare_reasoning_gym.sh).
     #[command(hide = true)]
@@ -41,6 +44,16 @@ pub struct BenchGenArgs {
     pub level: u8,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+}
+
+#[derive(Args)]
+pub struct SplitsArgs {
+    /// A built-in split name or a path to a split .toml file (default: every built-in
+    /// split).
+    pub split: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -80,6 +93,7 @@ pub fn run(cmd: TasksCmd) -> Result<()> {
         TasksCmd::List { json } => list(json),
         TasksCmd::Gen(a) => gen_cmd(a),
         TasksCmd::Score(a) => score(a),
+        TasksCmd::Splits(a) => splits(a),
         TasksCmd::BenchGen(a) => bench_gen(a),
     }
 }
@@ -132,6 +146,75 @@ fn list(as_json: bool) -> Result<()> {
             )?;
         }
         writeln!(out, "{} families", reg.len())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn splits(a: SplitsArgs) -> Result<()> {
+    let all = match &a.split {
+        Some(s) => vec![families::splits::load(s)?],
+        None => families::splits::builtin()?,
+    };
+    let out = io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    if a.json {
+        let rows: Vec<Value> = all
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "source": s.source,
+                    "description": s.description,
+                    "roles": s.roles.iter().map(|r| {
+                        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                        if let Value::Object(m) = &mut v {
+                            m.insert("count".into(), json!(r.families.len()));
+                        }
+                        v
+                    }).collect::<Vec<_>>(),
+                    "unassigned": s.unassigned(),
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &rows)?;
+        writeln!(out)?;
+    } else {
+        for (i, s) in all.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "{} ({}): {}", s.name, s.source, s.description)?;
+            let w = s
+                .roles
+                .iter()
+                .map(|r| r.name.len())
+                .max()
+                .unwrap_or(4)
+                .max(10);
+            for r in &s.roles {
+                let cats = if r.categories.is_empty() {
+                    String::new()
+                } else {
+                    let c: Vec<&str> = r.categories.iter().map(|c| c.as_str()).collect();
+                    format!(" [whole categories: {}]", c.join(", "))
+                };
+                writeln!(
+                    out,
+                    "  {:<w$}  {:>3}{cats}  {}",
+                    r.name,
+                    r.families.len(),
+                    r.families.join(", ")
+                )?;
+            }
+            let un = s.unassigned();
+            let listed = if un.is_empty() {
+                "-".to_string()
+            } else {
+                un.join(", ")
+            };
+            writeln!(out, "  {:<w$}  {:>3}  {listed}", "unassigned", un.len())?;
+        }
     }
     out.flush()?;
     Ok(())

@@ -28,6 +28,7 @@
 pub mod answer;
 pub mod kit;
 pub mod parse;
+pub mod splits;
 
 pub mod algorithmic;
 pub mod arithmetic;

@@ -14,6 +14,7 @@ mod formats;
 mod games;
 mod graphs;
 mod logic;
+mod splits;
 mod variants;
 
 use std::collections::BTreeMap;
