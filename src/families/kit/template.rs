@@ -26,7 +26,8 @@
 //!   current item; `{#path|SEP}` puts SEP between repetitions); for any other value
 //!   that is present and not empty it renders once with the value as the item.
 //!   `{^path}...{/}` renders once when the value is missing, `null`, `false`, `0` or
-//!   empty.
+//!   empty. `{#path=text}...{/}` renders once when the value is the scalar `text`
+//!   (for families with several kinds of task), `{^path=text}...{/}` when it is not.
 //!
 //! Formats of a scalar: none (numbers as JSON writes them, strings as they are),
 //! `quoted` (`"text"`), `upper`, `lower`. Of a list of scalars: none or `comma`
@@ -193,6 +194,20 @@ impl Cx<'_> {
                         Some((p, s)) => (p, s),
                         None => (&tag[1..], ""),
                     };
+                    if let Some((path, want)) = path.split_once('=') {
+                        // `{#path=text}`: once when the value reads `text`; `{^path=text}`:
+                        // once when it does not.
+                        let value = self.lookup(path, item).map_err(|m| (base + at, m))?;
+                        let equal = value
+                            .as_deref()
+                            .and_then(scalar)
+                            .is_some_and(|v| v == want.trim());
+                        if equal == tag.starts_with('#') {
+                            self.render_at(inner, inner_base, item, out)?;
+                        }
+                        pos = after + inner_len + skip;
+                        continue;
+                    }
                     let value = self.lookup(path, item).map_err(|m| (base + at, m))?;
                     if tag.starts_with('^') {
                         if !truthy(value.as_deref()) {
@@ -672,6 +687,14 @@ mod tests {
             (
                 "{^zero}no{/}{#zero}yes{/}{#params.rows}{.} rows{/}",
                 "no2 rows",
+            ),
+            (
+                "{#name=Ada}A{/}{#name=Bo}B{/}{^name=Bo}!B{/}{#params.rows=2}2{/}",
+                "A!B2",
+            ),
+            (
+                "{#missing=x}no{/}{^missing=x}absent{/}{#grid=x}no{/}",
+                "absent",
             ),
             ("{#name}hi {.}{/}", "hi Ada"),
             ("{#query}{.a}+{.b}{/}", "Jo+Al"),
