@@ -64,16 +64,21 @@ fn echo_scores_nothing(f: &dyn Family, inst: &Instance) -> Result<(), String> {
 
 /// Issue 12: a response that repeats the question must never earn credit, and no
 /// tagged text in a question (the format example) may be accepted — for every family,
-/// every level, many seeds and indices.
+/// every question variant, every level, many seeds and indices.
 #[test]
 fn echoed_questions_and_format_examples_never_score() {
     for f in families::registry() {
-        for level in Level::all() {
-            for seed in [0u64, 7, 20240, u64::MAX] {
-                for index in 0..30 {
-                    let inst = families::generate(*f, level, seed, index);
-                    if let Err(e) = echo_scores_nothing(*f, &inst) {
-                        panic!("{e}");
+        for variant in 0..f.variant_count() as u8 {
+            for level in Level::all() {
+                for seed in [0u64, 7, 20240, u64::MAX] {
+                    let stream = families::InstanceStream::new(*f, level, seed)
+                        .with_variant(families::Variant::Fixed(variant))
+                        .unwrap();
+                    for index in 0..30 {
+                        let inst = stream.instance(index);
+                        if let Err(e) = echo_scores_nothing(*f, &inst) {
+                            panic!("{e}");
+                        }
                     }
                 }
             }

@@ -15,6 +15,8 @@ mod games;
 mod graphs;
 mod logic;
 mod new_families;
+mod splits;
+mod variants;
 
 use std::collections::BTreeMap;
 
@@ -491,7 +493,9 @@ fn instance_streams_differ_for_shifted_coordinates() {
 }
 
 /// Golden hashes of the first instances of every family at every level (every field
-/// but the derived `answer_format`, see below). Regenerate
+/// but the derived `answer_format`, see below), and of every question variant 1..
+/// (one hash per variant over the first instances of all five levels, every field
+/// included). Variant 0 hashes are those from before variants existed. Regenerate
 /// with `HRL_BLESS=1 cargo test --release --test families golden` after a deliberate
 /// generator change *and* a version bump.
 #[test]
@@ -518,9 +522,24 @@ fn golden_hashes() {
             let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
             levels.insert(level.get().to_string(), hex.into());
         }
+        let mut variants = serde_json::Map::new();
+        for k in 1..f.variant_count() as u8 {
+            let mut h = Sha256::new();
+            for level in Level::all() {
+                for inst in
+                    families::generate_many_variant(*f, level, 0, 3, families::Variant::Fixed(k))
+                        .unwrap()
+                {
+                    h.update(serde_json::to_string(&inst).unwrap());
+                    h.update(b"\n");
+                }
+            }
+            let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            variants.insert(k.to_string(), hex.into());
+        }
         now.insert(
             f.name().to_string(),
-            serde_json::json!({"version": f.version(), "levels": levels}),
+            serde_json::json!({"version": f.version(), "levels": levels, "variants": variants}),
         );
     }
     if std::env::var_os("HRL_BLESS").is_some() {
@@ -534,6 +553,13 @@ fn golden_hashes() {
             panic!("{name} has no golden hashes: run with HRL_BLESS=1 once its generator is final");
         };
         if w != got {
+            if w["version"] == got["version"] && w["levels"] == got["levels"] {
+                panic!(
+                    "{name}: question variants changed (templates {} -> {}) but its version did not: \
+                     a template change is a generation change; bump `version()` and re-bless",
+                    w["variants"], got["variants"]
+                );
+            }
             if w["version"] == got["version"] {
                 panic!(
                     "{name}: generated instances changed but its version did not: bump `version()` and re-bless"

@@ -17,7 +17,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{grid, int_grid_is};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -81,6 +83,32 @@ fn distances(m: &[Vec<i64>]) -> Option<Vec<Vec<i64>>> {
     Some(d)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Below is a binary matrix with {matrix|len} rows and {matrix|cols} columns, written as JSON (one list per row):",
+            ),
+            Piece::Data("{matrix|json}"),
+            Piece::Text(
+                "Replace every cell by its distance to the nearest cell containing 0, where one step goes up, down, left or right (a cell containing 0 has distance 0).",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{matrix|table}"),
+            Piece::Text(
+                "The table above is a {matrix|len}x{matrix|cols} matrix of 0s and 1s. For each cell, find the number of steps (up, down, left or right) to the nearest cell holding 0; cells holding 0 have distance 0.",
+            ),
+        ],
+    ),
+];
+
 impl Family for BinaryMatrix {
     fn name(&self) -> &'static str {
         "binary_matrix"
@@ -130,6 +158,9 @@ impl Family for BinaryMatrix {
             answer: grid(&gold),
             metadata: fields([("matrix", Value::from(m))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(d) = Meta::of(instance)

@@ -25,7 +25,9 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::{MAX_WORD, WORDS, words_with_len};
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CaesarCipher;
@@ -96,6 +98,26 @@ fn ambiguous(cipher: &str, key: u8) -> bool {
         .any(|k| cipher.split(' ').all(|w| d.contains(&shift(w, 26 - k))))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{ciphertext}"),
+            Piece::Text(
+                "The line above is English text encrypted with a Caesar cipher: {#params.key_stated}every letter was moved {key} places forward in the alphabet (Z wraps around to A){/}{^params.key_stated}every letter was moved forward in the alphabet by the same number of places, which is not given (Z wraps around to A), and the plaintext consists of English words{/}. Spaces were left as they are. Recover the plaintext; letter case does not matter.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Caesar cipher decryption.\nCiphertext: {ciphertext|quoted}\nShift: {#params.key_stated}each letter was shifted forward by {key} (wrapping from Z to A){/}{^params.key_stated}unknown; each letter was shifted forward by the same amount (wrapping from Z to A), and the plaintext is made of English words{/}\nSpaces are unchanged and letter case does not matter. Decrypt the text.",
+        )],
+    ),
+];
+
 impl Family for CaesarCipher {
     fn name(&self) -> &'static str {
         "caesar_cipher"
@@ -156,6 +178,9 @@ impl Family for CaesarCipher {
                 ("plaintext", Value::from(plain)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -21,8 +21,10 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct IsomorphicStrings;
@@ -59,6 +61,27 @@ fn isomorphic(a: &str, b: &str) -> bool {
 fn letters(idx: &[usize]) -> Vec<u8> {
     idx.iter().map(|&i| b'a' + i as u8).collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Two strings are isomorphic when the characters of the first can be replaced to give the second: every occurrence of a character is replaced by the same character, no two different characters are replaced by the same character, and the order is kept (a character may map to itself).",
+            ),
+            Piece::Data("first: {s}\nsecond: {t}"),
+            Piece::Text("Are these two strings isomorphic?"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Decide whether {s|quoted} and {t|quoted} are isomorphic strings, that is, whether one consistent one-to-one replacement of characters (a character may map to itself, and the order of the characters is kept) turns the first string into the second.",
+        )],
+    ),
+];
 
 impl Family for IsomorphicStrings {
     fn name(&self) -> &'static str {
@@ -120,6 +143,9 @@ impl Family for IsomorphicStrings {
             answer: want.to_string(),
             metadata: fields([("s", Value::from(s)), ("t", Value::from(t))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::{MAX_WORD, words_with_len};
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LetterCounting;
@@ -39,6 +41,26 @@ fn count(text: &str, letter: u8) -> usize {
     let l = letter.to_ascii_lowercase();
     text.bytes().filter(|b| b.to_ascii_lowercase() == l).count()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{text}"),
+            Piece::Text(
+                "Count how often the letter {letter|quoted} occurs in the text above, upper-case and lower-case alike.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Letter: {letter}\nText: {text|quoted}\nHow many times does the letter appear in the text? Upper-case and lower-case occurrences both count.",
+        )],
+    ),
+];
 
 impl Family for LetterCounting {
     fn name(&self) -> &'static str {
@@ -108,6 +130,9 @@ impl Family for LetterCounting {
                 ("letter", Value::from(letter_s)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

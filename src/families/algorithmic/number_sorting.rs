@@ -21,7 +21,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NumberSorting;
@@ -117,6 +119,26 @@ fn sorted_values(numbers: &[&str], descending: bool) -> Option<Vec<i128>> {
 /// The two sort orders, as stored in `metadata.order`.
 const ORDERS: [&str; 2] = ["ascending", "descending"];
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Arrange the following numbers in {order} order. Keep every number, repeats included, and write each one exactly as given (no rounding).",
+            ),
+            Piece::Data("{numbers|lines}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers (separated by semicolons): {numbers|semicolon}\nSort them in {order} order. Every number must appear as often as it does here, written exactly (no rounding).",
+        )],
+    ),
+];
+
 impl Family for NumberSorting {
     fn name(&self) -> &'static str {
         "number_sorting"
@@ -202,6 +224,9 @@ impl Family for NumberSorting {
                 ("order", Value::from(dir)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

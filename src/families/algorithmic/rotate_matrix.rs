@@ -13,7 +13,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{grid, int_grid_is};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -42,6 +44,27 @@ fn rotate(m: &[Vec<i64>], quarters: u64) -> Vec<Vec<i64>> {
     }
     cur
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{matrix|csv}"),
+            Piece::Text(
+                "The lines above are the rows of a square matrix, with entries separated by commas. Rotate the matrix clockwise by {degrees} degrees.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Turn this {matrix|len}x{matrix|cols} matrix {degrees} degrees clockwise:"),
+            Piece::Data("{matrix|table}"),
+        ],
+    ),
+];
 
 impl Family for RotateMatrix {
     fn name(&self) -> &'static str {
@@ -91,6 +114,9 @@ impl Family for RotateMatrix {
                 ("degrees", Value::from(degrees)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

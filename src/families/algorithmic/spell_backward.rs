@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::words_with_len;
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct SpellBackward;
@@ -24,6 +26,23 @@ const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 14)]
 fn reversed(w: &str) -> String {
     w.chars().rev().collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Reverse the letters of the word {word|quoted} and write the result as one word, without spaces or punctuation. Letter case does not matter.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Word: {word}\nWrite this word backwards, last letter first (a single word; letter case does not matter).",
+        )],
+    ),
+];
 
 impl Family for SpellBackward {
     fn name(&self) -> &'static str {
@@ -57,6 +76,9 @@ impl Family for SpellBackward {
             answer: gold,
             metadata: fields([("word", Value::from(word))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(word) = Meta::of(instance).str("word") else {

@@ -14,7 +14,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{grid, int_list_is};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -63,6 +65,29 @@ fn spiral(m: &[Vec<i64>]) -> Vec<i64> {
     out
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Walk through this matrix ({matrix|len} rows, {matrix|cols} columns, given as JSON with one list per row) in a clockwise spiral and list every element once: start at the top-left element, go right along the top row, down the right column, left along the bottom row, up the left column, then continue inwards.",
+            ),
+            Piece::Data("{matrix|json}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{matrix|labeled}"),
+            Piece::Text(
+                "List the elements of the matrix above in clockwise spiral order: begin with the top-left element, move right along the first row, then down the last column, left along the bottom row and up the first column, and keep going inwards until every element has been listed once.",
+            ),
+        ],
+    ),
+];
+
 impl Family for SpiralMatrix {
     fn name(&self) -> &'static str {
         "spiral_matrix"
@@ -110,6 +135,9 @@ impl Family for SpiralMatrix {
             answer: gold_s.join(" "),
             metadata: fields([("matrix", Value::from(m))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(m) = Meta::of(instance).int_grid("matrix") else {

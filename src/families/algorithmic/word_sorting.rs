@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::WORDS;
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct WordSorting;
@@ -62,6 +64,26 @@ fn sorted(words: &[&str], descending: bool) -> Vec<String> {
 
 /// The two sort orders, as stored in `metadata.order`.
 const ORDERS: [&str; 2] = ["ascending", "descending"];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Sort the words below in {order} order of their Unicode code points (ASCII order: every upper-case letter comes before every lower-case letter). Write each word exactly as it is given.",
+            ),
+            Piece::Data("{words|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Words: {words|json}\nOrder: {order}, by Unicode code point (ASCII order, so upper-case letters come before all lower-case letters)\nKeep every word exactly as written.",
+        )],
+    ),
+];
 
 impl Family for WordSorting {
     fn name(&self) -> &'static str {
@@ -129,6 +151,9 @@ impl Family for WordSorting {
             answer: gold,
             metadata: fields([("words", Value::from(words)), ("order", Value::from(dir))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -17,7 +17,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct BaseConversion;
@@ -67,6 +69,28 @@ fn base_name(b: u64) -> String {
         _ => format!("base {b}"),
     }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Rewrite a number from one base in another base.\nNumber: {number}\nIt is written in base: {from_base}\nWrite it in base: {to_base}",
+            ),
+            Piece::Text(
+                "For digit values above 9 use the letters a-z (a = 10, ..., z = 35; letter case does not matter). Write the digits only, with no prefix such as 0x.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "The base-{from_base} numeral {number} names an integer. Write the same integer in base {to_base}: digit values 10 to 35 are the letters a to z (either case), and no prefix such as 0x is used.",
+        )],
+    ),
+];
 
 impl Family for BaseConversion {
     fn name(&self) -> &'static str {
@@ -126,6 +150,9 @@ impl Family for BaseConversion {
                 ("to_base", Value::from(to)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(to) = Meta::of(instance).u64("to_base") else {

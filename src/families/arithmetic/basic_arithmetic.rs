@@ -21,7 +21,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct BasicArithmetic;
@@ -171,6 +173,26 @@ impl Tree {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{expression}"),
+            Piece::Text(
+                "Work out the exact integer value of the expression above. Multiplication and division come before addition and subtraction, operators of equal precedence are applied from left to right, and every division in it is exact.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "What is {expression}? Use the usual precedence (* and / before + and -, left to right among operators of equal precedence); every division in the expression is exact.",
+        )],
+    ),
+];
+
 impl Family for BasicArithmetic {
     fn name(&self) -> &'static str {
         "basic_arithmetic"
@@ -229,6 +251,9 @@ impl Family for BasicArithmetic {
             answer: value.to_string(),
             metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -14,7 +14,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ChainSum;
@@ -26,6 +28,19 @@ const PARAMS: [(usize, usize, i64); 5] = [
     (4, 6, 999),
     (6, 8, 9_999),
     (8, 12, 99_999),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Find the sum of these integers:"),
+            Piece::Data("{terms|lines}"),
+        ],
+    ),
+    Template::new(Wording::Lead, &[Piece::Text("Calculate: {expression} = ?")]),
 ];
 
 impl Family for ChainSum {
@@ -75,6 +90,9 @@ impl Family for ChainSum {
                 ("expression", Value::from(expr)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -12,7 +12,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CountPrimes;
@@ -56,6 +58,23 @@ fn count_in(lo: u64, hi: u64) -> u64 {
     seg.iter().filter(|&&b| b).count() as u64
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Count the prime numbers p with {start} ≤ p ≤ {end} (both ends of the range are included).",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Range: {start} to {end}, both ends included.\nHow many primes lie in this range?",
+        )],
+    ),
+];
+
 impl Family for CountPrimes {
     fn name(&self) -> &'static str {
         "count_primes"
@@ -91,6 +110,9 @@ impl Family for CountPrimes {
             answer: count.to_string(),
             metadata: fields([("start", Value::from(start)), ("end", Value::from(end))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -20,13 +20,35 @@ use serde_json::{Value, json};
 
 use super::number_theory::gcd;
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct FractionSimplification;
 
 /// (reduced part max, multiplier max) per level.
 const PARAMS: [(u64, u64); 5] = [(10, 5), (20, 10), (100, 20), (1_000, 50), (10_000, 500)];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Reduce the fraction {numerator}/{denominator} to lowest terms, that is, to p/q where p and q share no factor greater than 1. An equal fraction that can still be reduced is wrong.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("numerator: {numerator}\ndenominator: {denominator}"),
+            Piece::Text(
+                "Write this fraction in lowest terms, as p/q where p and q have no common factor other than 1. An equal fraction that is not fully reduced is wrong.",
+            ),
+        ],
+    ),
+];
 
 impl Family for FractionSimplification {
     fn name(&self) -> &'static str {
@@ -74,6 +96,9 @@ impl Family for FractionSimplification {
                 ("denominator", Value::from(den)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         if !answer.contains('/') {

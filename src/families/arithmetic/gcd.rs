@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 use super::number_theory::{distinct, gcd};
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::join_and;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -28,6 +30,26 @@ const PARAMS: [(usize, usize, u64); 5] = [
     (2, 3, 5_000),
     (3, 4, 1_000_000),
     (4, 6, 1_000_000_000),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "What is the largest positive integer that divides every one of these numbers?",
+            ),
+            Piece::Data("{numbers|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers: {numbers|json}\nCompute the greatest common divisor of all of them.",
+        )],
+    ),
 ];
 
 impl Family for Gcd {
@@ -71,6 +93,9 @@ impl Family for Gcd {
             answer: answer.to_string(),
             metadata: fields([("numbers", Value::from(numbers))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

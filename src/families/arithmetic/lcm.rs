@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 
 use super::number_theory::{distinct, gcd};
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::join_and;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -25,6 +27,26 @@ const PARAMS: [(usize, usize, u64); 5] = [
     (3, 3, 60),
     (3, 4, 200),
     (4, 5, 1000),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "What is the smallest positive integer that is a multiple of every one of these numbers?",
+            ),
+            Piece::Data("{numbers|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers: {numbers|json}\nCompute the least common multiple of all of them.",
+        )],
+    ),
 ];
 
 impl Family for Lcm {
@@ -68,6 +90,9 @@ impl Family for Lcm {
             answer: answer.to_string(),
             metadata: fields([("numbers", Value::from(numbers))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 
 use super::number_theory::pow_mod;
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct PowerFunction;
@@ -75,6 +77,26 @@ const MODULAR: [Modular; 2] = [
         exp: (1_000, 1_000_000_000_000),
         modulus: (1_000, 1_000_000_000),
     },
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "{^modulus}Raise {base} to the power {exponent}. What is the exact result, written out in full as an integer?{/}{#modulus}Raise {base} to the power {exponent} and divide the result by {modulus}. What is the remainder (a number from 0 up to, but not including, {modulus})?{/}",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("base: {base}\nexponent: {exponent}{#modulus}\nmodulus: {modulus}{/}"),
+            Piece::Text(
+                "{^modulus}Compute the base raised to the exponent, exactly, as an integer written out in full.{/}{#modulus}Compute the base raised to the exponent, modulo the modulus: the remainder of that power divided by the modulus, between 0 and the modulus minus 1.{/}",
+            ),
+        ],
+    ),
 ];
 
 impl Family for PowerFunction {
@@ -160,6 +182,9 @@ impl Family for PowerFunction {
                 ("modulus", Value::from(modulus)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 
 use super::number_theory::{is_prime, small_primes};
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PrimeFactorization;
@@ -67,6 +69,26 @@ fn product_of_prime_factors(answer: &str) -> Option<u64> {
     }
     any.then_some(product)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Write {n} as a product of prime numbers, separated by ×, listing a prime again each time it divides (for example 12 = 2 × 2 × 3); powers such as 2^2 are accepted too.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("n = {n}"),
+            Piece::Text(
+                "Factor n into primes. Join the prime factors with ×, repeating a prime as often as it occurs (12 gives 2 × 2 × 3); a power such as 2^2 is also accepted.",
+            ),
+        ],
+    ),
+];
 
 impl Family for PrimeFactorization {
     fn name(&self) -> &'static str {
@@ -132,6 +154,9 @@ impl Family for PrimeFactorization {
             answer,
             metadata: fields([("n", Value::from(n)), ("factors", Value::from(factors))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (

@@ -9,7 +9,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CountBits;
@@ -21,6 +23,23 @@ const RANGE: [(u64, u64); 5] = [
     (1_024, 65_535),
     (1 << 16, (1 << 32) - 1),
     (1 << 32, (1 << 63) - 1),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Write the decimal number {n} in binary. How many of its binary digits are 1?",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "n = {n} (decimal)\nWhat is the population count of n, that is, the number of 1 bits in its binary representation?",
+        )],
+    ),
 ];
 
 impl Family for CountBits {
@@ -57,6 +76,9 @@ impl Family for CountBits {
             answer: ones.to_string(),
             metadata: fields([("n", Value::from(n))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

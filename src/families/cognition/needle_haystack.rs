@@ -26,7 +26,9 @@ use serde_json::{Value, json};
 use super::facts::{ATTRIBUTES, FILLERS, Values};
 use crate::families::kit::lexicon::NAMES;
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NeedleHaystack;
@@ -73,6 +75,23 @@ fn fill_into(out: &mut String, template: &str, name: &str, value: &str) {
         out.push_str(rest);
     }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("{@2}"),
+            Piece::Text("The answer is stated in the notes below."),
+            Piece::Data("{@1}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Data("{@1.sentences|lines}"), Piece::Text("{@2}")],
+    ),
+];
 
 impl Family for NeedleHaystack {
     fn name(&self) -> &'static str {
@@ -171,6 +190,9 @@ impl Family for NeedleHaystack {
                 ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let a = normalise(answer);

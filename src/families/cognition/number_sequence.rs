@@ -36,7 +36,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NumberSequence;
@@ -374,6 +376,27 @@ fn draw(rng: &mut ChaCha20Rng, level: usize) -> Rule {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Here are the first {terms|len} terms of an integer sequence:"),
+            Piece::Data("{terms|lines}"),
+            Piece::Text(
+                "It follows a simple rule (constant differences or ratios, polynomial terms, each term computed from the previous ones, alternating operations, or a sum or interleaving of such patterns), and the terms given determine the next one. What comes next?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Sequence: {terms|json}\nFind the next term. The rule is simple (constant differences or ratios, polynomial terms, terms computed from earlier terms, alternating operations, or sums or interleavings of these), and the terms shown are enough to fix the next one.",
+        )],
+    ),
+];
+
 impl Family for NumberSequence {
     fn name(&self) -> &'static str {
         "number_sequence"
@@ -448,6 +471,9 @@ impl Family for NumberSequence {
                 ("order_bound", Value::from(rule.order_bound())),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -20,7 +20,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct RectangleCount;
@@ -119,6 +121,29 @@ impl Canvas {
         None
     }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{grid|lines}"),
+            Piece::Text(
+                "The picture above ({grid|cols} columns, {grid|len} rows) is made of rectangle outlines: '+' at the corners, '-' on horizontal sides, '|' on vertical sides, and '.' for empty space. Outlines never touch or cross, though one rectangle can be drawn inside another.{#params.broken_max} An outline with a gap (a missing edge cell) is not a complete rectangle and is not counted.{/} How many complete rectangles are there?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Count the complete rectangles in this ASCII drawing. Corners are '+', horizontal edges '-', vertical edges '|', and '.' is blank; no two outlines touch or cross, but rectangles may be nested.{#params.broken_max} A shape whose outline is missing an edge cell does not count.{/}",
+            ),
+            Piece::Data("{grid|labeled}"),
+        ],
+    ),
+];
 
 impl Family for RectangleCount {
     fn name(&self) -> &'static str {
@@ -227,6 +252,9 @@ impl Family for RectangleCount {
                 ],
             ),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -21,7 +21,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{cells, grid};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -67,6 +69,35 @@ fn simulate(start: &[u8], rows: usize, cols: usize, steps: usize) -> Vec<u8> {
 fn rows_of(flat: &[u8], cols: usize) -> Vec<&[u8]> {
     flat.chunks(cols).collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "This {rows}x{cols} board (1 = alive, 0 = dead) follows the rules of Conway's Game of Life on a torus: the edges wrap around, so the top row neighbours the bottom row and the leftmost column neighbours the rightmost one, and every cell has exactly 8 neighbours (including diagonals). All cells update together at each step: a live cell with 2 or 3 live neighbours survives and any other live cell dies; a dead cell with exactly 3 live neighbours comes alive and any other dead cell stays dead.",
+            ),
+            Piece::Text(
+                "Number of steps: {steps}\nWrite the whole board after that many steps: {rows} lines, top to bottom, each with {cols} cells (0 or 1) separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Game of Life rules: at every step all cells change at the same time. A live cell stays alive if exactly 2 or 3 of its 8 neighbours (horizontal, vertical and diagonal) are alive, otherwise it dies; a dead cell becomes alive if exactly 3 of its neighbours are alive, otherwise it stays dead. The board wraps around like a torus: the row above the top row is the bottom row and the column left of the first column is the last column.",
+            ),
+            Piece::Data("{grid|json}"),
+            Piece::Text(
+                "The board above is given as JSON, one list per row (1 = live, 0 = dead). Apply the rules {steps} time(s) and write the resulting board: {rows} lines (one per row, top to bottom), each with {cols} cells written 0 or 1 and separated by single spaces.",
+            ),
+        ],
+    ),
+];
 
 impl Family for GameOfLife {
     fn name(&self) -> &'static str {
@@ -135,6 +166,9 @@ to bottom), each with {cols} cells written 0 or 1 and separated by single spaces
                 ),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -21,7 +21,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Maze;
@@ -65,6 +67,32 @@ fn bfs(open: &[bool], rows: usize, cols: usize, s: usize) -> Vec<u32> {
     }
     dist
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "Maze legend: # wall, . open cell, S start, G goal (S and G are open cells). You can step to the neighbouring cell above, below, left or right (no diagonal steps) if it is open, and you can never leave the grid. What is the smallest number of steps that takes you from S to G?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "A {rows}x{cols} maze is shown as a table (# = wall, . = open, S = start, G = goal; S and G are open):",
+            ),
+            Piece::Data("{grid|table}"),
+            Piece::Text(
+                "Each step moves to an adjacent open cell up, down, left or right, never diagonally and never off the grid. How many steps does the shortest route from S to G take?",
+            ),
+        ],
+    ),
+];
 
 impl Family for Maze {
     fn name(&self) -> &'static str {
@@ -151,6 +179,9 @@ grid. What is the minimum number of steps needed to go from S to G?",
                 ("goal", Value::from(vec![g / cols, g % cols])),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -17,7 +17,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{cells, grid};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -92,6 +94,30 @@ fn show(g: &[u8; 16]) -> String {
     }))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Complete this 4x4 sudoku, in which 0 marks an empty cell:"),
+            Piece::Data("{puzzle|grid}"),
+            Piece::Text(
+                "Every row, every column and each of the four 2x2 boxes (top-left, top-right, bottom-left, bottom-right) must contain each of the digits 1 to 4 exactly once, and the given digits stay as they are; the solution is unique. Write the solved grid as 4 lines (top to bottom) of 4 digits separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{puzzle|json}"),
+            Piece::Text(
+                "The JSON above is a 4x4 sudoku, row by row, with 0 for each blank cell. Fill the blanks with digits 1 to 4 so that each row, each column and each 2x2 box (the four corner quadrants) holds 1, 2, 3 and 4 once each; there is exactly one solution. Write the completed grid as 4 lines, one per row from the top, with the 4 digits separated by single spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for MiniSudoku {
     fn name(&self) -> &'static str {
         "mini_sudoku"
@@ -157,6 +183,9 @@ single spaces.",
                 Value::from(puzzle.chunks(4).map(Value::from).collect::<Vec<_>>()),
             )]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(puzzle) = Meta::of(instance).digit_grid("puzzle", 4) else {

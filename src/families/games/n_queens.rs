@@ -17,7 +17,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{cells, grid};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
@@ -81,6 +83,31 @@ fn board_rows(n: usize, queens: impl Fn(usize, usize) -> bool) -> Vec<Vec<&'stat
         .collect()
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{board|compact}"),
+            Piece::Text(
+                "The {n}x{n} board above holds {placed|len} queens (Q); _ is an empty square. Add queens until there are exactly {n} queens on the board, keeping the ones already placed, so that no two queens share a row, a column or a diagonal. Write the final board: {n} lines (top row first), each with {n} cells written Q or _ and separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Chessboard: {n}x{n}.\nQueens already placed, as (row, column) counted from 0 at the top-left square: {#placed|, }({.0}, {.1}){/}.",
+            ),
+            Piece::Text(
+                "Place queens so that the board holds {n} queens in total, including those already placed, and no queen attacks another (no two in the same row, column or diagonal). Write the full board as {n} lines from top to bottom, each with {n} cells, Q for a queen and _ for an empty square, separated by single spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for NQueens {
     fn name(&self) -> &'static str {
         "n_queens"
@@ -138,6 +165,9 @@ or _ and separated by single spaces."
                 ),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

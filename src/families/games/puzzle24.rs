@@ -24,7 +24,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Puzzle24;
@@ -335,6 +337,26 @@ fn example(n: usize) -> String {
     s
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("target: {target}\nnumbers: {numbers|comma}"),
+            Piece::Text(
+                "Build an arithmetic expression that uses every one of these numbers exactly once (and no other numbers), with +, -, *, / and parentheses, and whose value is exactly the target. Digits may not be joined into larger numbers, and a minus sign may not be put in front of a number on its own; intermediate results may be fractions. Write only the expression, without \"= {target}\".",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Make {target} from the numbers {numbers|and}: use each of them exactly once, combined with +, -, *, / and parentheses only. No other numbers may appear, digits cannot be joined into larger numbers, and a number cannot be negated by a lone minus sign; fractions along the way are fine. Answer with the expression alone (no \"= {target}\").",
+        )],
+    ),
+];
+
 impl Family for Puzzle24 {
     fn name(&self) -> &'static str {
         "puzzle24"
@@ -393,6 +415,9 @@ number on its own. Intermediate results may be fractions. Write only the express
                 ("target", Value::from(target)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

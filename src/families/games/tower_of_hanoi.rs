@@ -20,7 +20,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct TowerOfHanoi;
@@ -61,6 +63,28 @@ fn peg_letter(s: &str) -> Option<char> {
     let c = it.next()?;
     (it.next().is_none() && c.is_ascii_uppercase()).then_some(c)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data(
+                "pegs: {pegs|comma}\ndisks: {disks} (disk 1 is the smallest, disk {disks} the largest)\nstart: all disks on peg {source}, largest at the bottom; the other pegs are empty\ngoal: all disks on peg {target}",
+            ),
+            Piece::Text(
+                "Solve this Tower of Hanoi: move one top disk at a time from one peg to another, never putting a disk on a smaller one. Give the shortest solution, exactly {params.minimal_moves} moves (any longer sequence is wrong), with each move written FROM->TO using the peg letters, in order and separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Move a stack of {disks} disks (numbered 1, the smallest, to {disks}, the largest, with the largest at the bottom) from peg {source} to peg {target}; the three pegs are {pegs|and}, and the other two start empty. Only the top disk of a peg can be moved, and no disk may ever sit on a smaller disk. List the moves of the shortest solution ({params.minimal_moves} moves; a longer sequence is wrong) in order, each as FROM->TO with peg letters, separated by commas.",
+        )],
+    ),
+];
 
 impl Family for TowerOfHanoi {
     fn name(&self) -> &'static str {
@@ -123,6 +147,9 @@ any longer sequence is wrong. Write each move as FROM->TO using the peg letters,
                 ("target", Value::from(target.to_string())),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -19,7 +19,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::edges as edges_text;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -55,6 +57,33 @@ fn components(n: usize, edges: &[(usize, usize)]) -> usize {
     }
     count
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Count the connected components of an undirected graph with {n} vertices, numbered from 0. A vertex that lies on no edge forms a component by itself.",
+            ),
+            Piece::Data(
+                "Edges:\n{#edges|\n}{.0} -- {.1}{/}{^edges}(none){/}\nVertices on no edge: {^isolated}none{/}{isolated|comma}",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data(
+                "vertices: {n} (numbered from 0)\nedge list: {edges|json}\nisolated vertices: {isolated|json}",
+            ),
+            Piece::Text(
+                "How many connected components does this undirected graph have? An isolated vertex counts as a component of its own.",
+            ),
+        ],
+    ),
+];
 
 impl Family for ConnectedComponents {
     fn name(&self) -> &'static str {
@@ -152,6 +181,9 @@ impl Family for ConnectedComponents {
                 ),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

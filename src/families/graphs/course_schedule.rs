@@ -27,8 +27,10 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CourseSchedule;
@@ -65,6 +67,29 @@ fn kahn(n: usize, prereqs: &[(usize, usize)]) -> Option<Vec<usize>> {
     }
     (order.len() == n).then_some(order)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "{n} courses are numbered from 0. Each line below, written as A <- B, means that course B has to be completed before course A can be taken:",
+            ),
+            Piece::Data("{#prerequisites|\n}{.0} <- {.1}{/}{^prerequisites}(no prerequisites){/}"),
+            Piece::Text(
+                "Find an order in which to take all {n} courses, each exactly once, so that every course comes after all of its prerequisites; write it as course numbers separated by commas. If there is no such order, answer impossible.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "There are {n} courses, numbered from 0. The prerequisites, as [course, required course] pairs: {prerequisites|json}.\nList all the courses, each exactly once and separated by commas, in an order that puts every course after each course it requires. If the prerequisites make that impossible, answer impossible.",
+        )],
+    ),
+];
 
 impl Family for CourseSchedule {
     fn name(&self) -> &'static str {
@@ -154,6 +179,9 @@ impl Family for CourseSchedule {
                 ("prerequisites", pairs_value(&pairs)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

@@ -20,7 +20,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::edges as edges_text;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -65,6 +67,31 @@ fn parse_colouring(s: &str, n: usize, k: u64) -> Option<Vec<u64>> {
     }
     (count == n).then_some(colour)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{#edges|\n}{.0} -- {.1}{/}"),
+            Piece::Text(
+                "The lines above are the edges of an undirected graph on {n} vertices, numbered from 0. Give each vertex one of the colours 1 to {colours} so that the two ends of every edge get different colours. Answer with one vertex:colour pair for every vertex, separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data(
+                "number of vertices: {n} (numbered from 0)\ncolours: 1 to {colours}\nedges: {edges|json}",
+            ),
+            Piece::Text(
+                "Find a colouring of this undirected graph in which no edge joins two vertices of the same colour, and list one vertex:colour pair for every vertex, separated by commas.",
+            ),
+        ],
+    ),
+];
 
 impl Family for GraphColor {
     fn name(&self) -> &'static str {
@@ -126,6 +153,9 @@ impl Family for GraphColor {
                 ("edges", pairs_value(&edges)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let m = Meta::of(instance);

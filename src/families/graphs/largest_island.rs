@@ -17,7 +17,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::grid;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -75,6 +77,32 @@ fn largest(g: &[Vec<i64>]) -> Option<i64> {
     Some(best)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "In the map below, 1 marks land and 0 marks water ({grid|len} rows, {grid|cols} columns).",
+            ),
+            Piece::Data("{grid|compact}"),
+            Piece::Text(
+                "Land cells that touch horizontally or vertically (not diagonally) belong to the same island, and an island's area is its number of cells. How large is the largest island? If there is no land at all, the answer is 0.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{grid|table}"),
+            Piece::Text(
+                "The table is a map: 1 = land, 0 = water. An island is a group of land cells joined up, down, left or right (touching diagonally does not count). Give the area, in cells, of the biggest island, or 0 if there is no land.",
+            ),
+        ],
+    ),
+];
+
 impl Family for LargestIsland {
     fn name(&self) -> &'static str {
         "largest_island"
@@ -120,6 +148,9 @@ impl Family for LargestIsland {
             answer: gold.to_string(),
             metadata: fields([("grid", Value::from(g))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(want) = Meta::of(instance)

@@ -21,7 +21,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ShortestPath;
@@ -107,6 +109,32 @@ fn parse_move(s: &str) -> Option<(isize, isize)> {
         .map(|&(dr, dc, _)| (dr, dc))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Grid legend: * is the start, # the target, O an open cell and X a blocked cell.",
+            ),
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "Moving one cell at a time up, down, left or right (never diagonally, never into an X cell and never off the grid), find a shortest sequence of moves from * to #. Write the moves in order, separated by spaces, each one of up, down, left, right; if # cannot be reached, answer infeasible.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{grid|labeled}"),
+            Piece::Text(
+                "Above is a grid, row by row: O is open, X is blocked, * is where you start and # is the goal. A move goes one cell up, down, left or right, never diagonally, never into an X cell and never off the grid. Give a shortest route from * to # as moves separated by spaces, each up, down, left or right, or the word infeasible if # cannot be reached.",
+            ),
+        ],
+    ),
+];
+
 impl Family for ShortestPath {
     fn name(&self) -> &'static str {
         "shortest_path"
@@ -175,6 +203,9 @@ impl Family for ShortestPath {
             answer: gold,
             metadata: fields([("grid", Value::from(rows))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(g) = Meta::of(instance).char_grid("grid") else {

@@ -9,9 +9,9 @@
 //! ([`LIST_LIMIT`], [`CELL_LIMIT`]), so a verifier built on them can neither panic nor
 //! allocate without limit. The generators stay far below the limits.
 //!
-//! Reserved keys: [`PARAMS`] (the level parameters, written by the instance stream)
-//! and [`ANSWER_FORMAT`] (the answer format, written by the instance stream). A family
-//! never writes either itself.
+//! Reserved keys: [`PARAMS`] (the level parameters), `variant` (the question template
+//! of a non-canonical instance, `kit::variant::KEY`) and [`ANSWER_FORMAT`] (the answer
+//! format), all written by the instance stream. A family never writes them itself.
 
 use serde_json::{Map, Value};
 
@@ -36,7 +36,10 @@ pub const ANSWER_FORMAT: &str = "answer_format";
 pub fn fields<const N: usize>(items: [(&str, Value); N]) -> Map<String, Value> {
     let mut m = Map::with_capacity(N + 2);
     for (k, v) in items {
-        debug_assert!(k != PARAMS && k != ANSWER_FORMAT, "reserved key {k}");
+        debug_assert!(
+            k != PARAMS && k != ANSWER_FORMAT && k != super::variant::KEY,
+            "reserved key {k}"
+        );
         m.insert(k.to_string(), v);
     }
     m

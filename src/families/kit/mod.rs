@@ -9,6 +9,10 @@
 //!   optional format example); [`question::compose`] writes the final text and the
 //!   instance stream records the format under a reserved metadata key, so the body,
 //!   the instruction and the format are available without parsing the text.
+//! - [`template`]: question templates, the declarative re-wordings and re-layouts a
+//!   family lists for its variants 1.. (a small template language over the metadata
+//!   and the canonical body's parts), and [`variant`]: the `variant` setting (`0`,
+//!   `K`, `random`) and how the instance stream draws and records it.
 //! - [`text`]: grids, lists and edge lists as question text, and reading grid- or
 //!   list-shaped answers against a wanted value.
 //! - [`lexicon`]: the crate's own word lists (English words by length, given names,
@@ -25,4 +29,6 @@ pub mod lexicon;
 pub mod meta;
 pub mod question;
 pub mod sample;
+pub mod template;
 pub mod text;
+pub mod variant;

@@ -23,7 +23,9 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Map, json};
 
 use crate::families::kit::meta::{LIST_LIMIT, Meta, object};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CircuitLogic;
@@ -77,6 +79,33 @@ fn evaluate(meta: Meta) -> Option<Vec<bool>> {
         .map(|o| env.iter().find(|(n, _)| *n == o).map(|&(_, v)| v))
         .collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{@1}"),
+            Piece::Text(
+                "Above is a boolean circuit: the first lines give its inputs, the others define its gates. AND is 1 only when all of its inputs are 1, OR is 1 when at least one input is 1, XOR is 1 when an odd number of its inputs are 1, and NOT inverts its single input. Compute {outputs|and} and answer with these {outputs|len} values (each 0 or 1) separated by commas, in that order.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Gate rules: AND gives 1 only if every input is 1; OR gives 1 if at least one input is 1; XOR gives 1 if an odd number of its inputs are 1; NOT gives the opposite of its one input.",
+            ),
+            Piece::Text("Circuit (inputs first, then gates):"),
+            Piece::Data("{@1.lines|bullets}"),
+            Piece::Text(
+                "Outputs wanted, in this order: {outputs|comma}. Answer with their values (0 or 1), separated by commas.",
+            ),
+        ],
+    ),
+];
 
 impl Family for CircuitLogic {
     fn name(&self) -> &'static str {
@@ -186,6 +215,9 @@ single input. The inputs and gates are:",
                 "outputs": outputs,
             })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (Some(want), Some(got)) = (evaluate(Meta::of(instance)), parse::int_list(answer))

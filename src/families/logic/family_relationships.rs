@@ -50,8 +50,10 @@ use serde_json::json;
 use super::answers::norm_words;
 use crate::families::kit::lexicon::{FEMALE, MALE};
 use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct FamilyRelationships;
@@ -315,11 +317,51 @@ fn build(rng: &mut ChaCha20Rng, spec: &LevelSpec, late_marriages: bool) -> Tree 
     Tree { people }
 }
 
+/// The answer vocabulary as the question lists it, for the question templates (which
+/// are `const`); a unit test checks it is `vocabulary().join(", ")`.
+macro_rules! vocabulary_text {
+    () => {
+        "husband, wife, father, mother, son, daughter, brother, sister, grandfather, \
+         grandmother, grandson, granddaughter, great-grandfather, great-grandmother, \
+         great-grandson, great-granddaughter, uncle, aunt, nephew, niece, cousin, \
+         father-in-law, mother-in-law, son-in-law, daughter-in-law, brother-in-law, \
+         sister-in-law"
+    };
+}
+
 fn vocabulary() -> Vec<&'static str> {
     let mut v: Vec<&str> = KINDS.iter().flat_map(|&(_, m, f)| [m, f]).collect();
     v.dedup();
     v
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Family facts:"),
+            Piece::Data("{@0.sentences|bullets}"),
+            Piece::Text(concat!(
+                "How is {query.a} related to {query.b}? Fill the blank in \"{query.a} is {query.b}'s ___.\" with one word from this list: ",
+                vocabulary_text!(),
+                ". (An uncle or aunt may be related by blood or by marriage; cousin means first cousin; an in-law relation goes through exactly one marriage.)"
+            )),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(concat!(
+                "Complete the sentence \"{query.a} is {query.b}'s ___.\" using the facts below. Choose the word from: ",
+                vocabulary_text!(),
+                ". Notes: an uncle or aunt may be a blood relative or related by marriage; cousin means first cousin; an in-law relation goes through exactly one marriage."
+            )),
+            Piece::Data("{@0.sentences|numbered}"),
+        ],
+    ),
+];
 
 impl Family for FamilyRelationships {
     fn name(&self) -> &'static str {
@@ -435,6 +477,9 @@ goes through exactly one marriage.)",
             })),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (a, g) = (norm_words(answer), norm_words(&instance.answer));
         let known = vocabulary().iter().any(|w| norm_words(w) == g);
@@ -469,5 +514,10 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_templates_list_the_vocabulary() {
+        assert_eq!(vocabulary_text!(), vocabulary().join(", "));
     }
 }

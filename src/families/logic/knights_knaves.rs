@@ -25,8 +25,10 @@ use serde_json::{Value, json};
 use super::answers::norm_words;
 use crate::families::kit::lexicon::{FEMALE, MALE};
 use crate::families::kit::meta::{Meta, object};
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct KnightsKnaves;
@@ -231,6 +233,32 @@ fn render(people: &[&str], knights: u32) -> String {
         .join(", ")
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Every inhabitant of an island is a knight (always tells the truth) or a knave (always lies). There are {people|len} inhabitants here: {people|and}. They say:",
+            ),
+            Piece::Data("{@0.lines.1:-2|bullets}"),
+            Piece::Text(
+                "In these statements \"or\" is inclusive (at least one, possibly both), \"if A, then B\" is false only when A is true and B is false, and \"us\" means all {people|len} inhabitants. Determine each inhabitant's kind and write every one as Name: knight or Name: knave, separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{@0.lines.1:-2|lines}"),
+            Piece::Text(
+                "Each speaker above is either a knight, who always tells the truth, or a knave, who always lies; the inhabitants are {people|comma}. (\"or\" means at least one, possibly both; \"if A, then B\" is false only when A is true and B is false; \"us\" means all {people|len} of them.) Who is a knight and who is a knave? Give every inhabitant as Name: knight or Name: knave, separated by commas.",
+            ),
+        ],
+    ),
+];
+
 impl Family for KnightsKnaves {
     fn name(&self) -> &'static str {
         "knights_knaves"
@@ -294,6 +322,9 @@ every inhabitant with their kind, separated by commas, in the format Name: knigh
                 "statements": statements.iter().enumerate().map(|(i, s)| json!({"speaker": people[i], "claim": s.json(&people)})).collect::<Vec<_>>(),
             })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(people) = Meta::of(instance).strs("people") else {

@@ -27,7 +27,9 @@ use serde_json::{Value, json};
 
 use super::answers::choice_letter;
 use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PropositionalLogic;
@@ -208,6 +210,33 @@ impl Arena {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Premises (variables {variables|comma}):"),
+            Piece::Data("{#premises|\n}- {.text}{/}"),
+            Piece::Text(
+                "Connectives: ~ not, & and, | inclusive or, -> implies, <-> if and only if. A formula follows from the premises when it is true under every true/false assignment to the variables that makes all the premises true. Exactly one of the options below follows; which one?",
+            ),
+            Piece::Data("{@2.lines.1:|lines}"),
+            Piece::Text("Answer with its letter."),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Which option is entailed by the premises? Exactly one is. (Notation: ~ not, & and, | or (inclusive), -> implies, <-> if and only if. A formula is entailed when it is true under every assignment of truth values to {variables|comma} that makes all the premises true.)",
+            ),
+            Piece::Data("Options:\n{@2.lines.1:|lines}"),
+            Piece::Data("Premises:\n{#premises|\n}{.text}{/}"),
+        ],
+    ),
+];
+
 impl Family for PropositionalLogic {
     fn name(&self) -> &'static str {
         "propositional_logic"
@@ -314,6 +343,9 @@ of true/false to the variables that makes all the premises true."
                 "options": options.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
             })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (choice_letter(answer, 4), choice_letter(&instance.answer, 4)) {

@@ -33,8 +33,10 @@ use serde_json::json;
 use super::answers::yes_no;
 use crate::families::kit::lexicon::PLURALS;
 use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
 use crate::families::kit::question::{AnswerFormat, Body};
 use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Syllogism;
@@ -154,6 +156,33 @@ fn verdicts(premises: &[Stmt], terms: usize, conclusions: &[Stmt]) -> Option<u32
 fn pair(rng: &mut ChaCha20Rng, a: usize, b: usize) -> (usize, usize) {
     if rng.random_bool(0.5) { (a, b) } else { (b, a) }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Conclusion to test: {@2.words.1:|space}"),
+            Piece::Text(
+                "Premises (assume each is true and that every group mentioned has at least one member):",
+            ),
+            Piece::Data("{#@1.lines.1:|\n}- {.words.1:|space}{/}"),
+            Piece::Text(
+                "Must the conclusion be true whenever the premises are true? Reason by logic alone, not from knowledge of the world, and answer yes or no.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{@1.lines.1:|lines}\nTherefore: {@2.words.1:|space}"),
+            Piece::Text(
+                "Suppose the statements above the last line are true and every group they mention is non-empty. Does the last line follow necessarily, that is, is it true in every situation in which those statements hold? Judge by logic only, not by what you know about the world.",
+            ),
+        ],
+    ),
+];
 
 impl Family for Syllogism {
     fn name(&self) -> &'static str {
@@ -291,6 +320,9 @@ or no.",
                 "existential_import": true,
             })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (yes_no(answer), yes_no(&instance.answer)) {
