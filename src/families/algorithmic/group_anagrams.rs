@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct GroupAnagrams;
@@ -130,6 +131,29 @@ fn unquote(s: &str) -> &str {
     s
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Here is a list of {words|len} strings: {words|comma}."),
+            Piece::Text(
+                "Sort them into anagram groups: two strings belong to the same group exactly when they use the same letters, each the same number of times. A string that is an anagram of no other string in the list is a group by itself. Put each group on its own line with its strings separated by spaces; neither the order of the groups nor the order inside a group matters.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{words|bullets}"),
+            Piece::Text(
+                "Partition the strings above into groups of anagrams (strings made of exactly the same letters, with the same counts); a string without an anagram in the list is a group of its own. Write one group per line, its strings separated by spaces, groups and strings in any order.",
+            ),
+        ],
+    ),
+];
+
 impl Family for GroupAnagrams {
     fn name(&self) -> &'static str {
         "group_anagrams"
@@ -216,6 +240,9 @@ impl Family for GroupAnagrams {
             answer: gold.join("\n"),
             metadata: fields([("words", json!(words))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(words) = Meta::of(instance).strs("words") else {

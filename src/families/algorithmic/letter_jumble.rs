@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::WORDS;
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LetterJumble;
@@ -99,6 +100,31 @@ fn jumble(rng: &mut ChaCha20Rng, w: &str) -> String {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Unscramble {^jumbled.1}this word{/}{#jumbled.1}each of these {jumbled|len} words{/}: {jumbled|comma}. {^jumbled.1}It is an English word{/}{#jumbled.1}Each is an English word{/} whose letters were put in a random order, and there is exactly one solution.",
+            ),
+            Piece::Text(
+                "{^jumbled.1}Write the word.{/}{#jumbled.1}Write the words in the order given, separated by spaces.{/} Letter case does not matter.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{jumbled|lines}"),
+            Piece::Text(
+                "{^jumbled.1}The line above is an English word{/}{#jumbled.1}Each line above is an English word{/} with its letters shuffled; each has exactly one answer. Recover {^jumbled.1}the original word{/}{#jumbled.1}the original words and write them on one line in the same order, separated by spaces{/}. Case is ignored.",
+            ),
+        ],
+    ),
+];
+
 impl Family for LetterJumble {
     fn name(&self) -> &'static str {
         "letter_jumble"
@@ -159,6 +185,9 @@ impl Family for LetterJumble {
             answer: words.join(" "),
             metadata: fields([("jumbled", json!(jumbled)), ("words", json!(words))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (Some(words), Some(given)) =

@@ -23,7 +23,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::{grid, int_grid_is};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -241,6 +242,36 @@ fn draw_op(rng: &mut ChaCha20Rng, p: &Params, m: &Matrix) -> Op {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Matrix ({matrix|len} rows, {matrix|cols} columns):"),
+            Piece::Data("{matrix|table}"),
+            Piece::Text(
+                "Perform these operations one after another. Row and column numbers count from 1 (top row, leftmost column) and always refer to the matrix as it stands at that step:",
+            ),
+            Piece::Data("{@2}"),
+            Piece::Text(
+                "What is the resulting matrix? Write it one row per line, with the numbers separated by spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Operations, to be applied in this order:"),
+            Piece::Data("{@2}"),
+            Piece::Text(
+                "Apply them to the {matrix|len}x{matrix|cols} matrix below, numbering rows from 1 at the top and columns from 1 at the left in the matrix as it is at each step, and write the final matrix: one row per line, numbers separated by spaces.",
+            ),
+            Piece::Data("{matrix|labeled}"),
+        ],
+    ),
+];
+
 impl Family for ManipulateMatrix {
     fn name(&self) -> &'static str {
         "manipulate_matrix"
@@ -327,6 +358,9 @@ impl Family for ManipulateMatrix {
                 ),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(gold) = parse::int_grid(&instance.answer) else {

@@ -20,7 +20,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PalindromeGeneration;
@@ -41,6 +42,26 @@ fn counts(s: &str) -> Option<[u16; 26]> {
     }
     Some(c)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Use the letters {letters|comma} (all {letters|len} of them, each exactly as many times as it is listed, and no others) to build a string that reads the same from left to right as from right to left. It need not be an English word. Write it as one string with no spaces.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{letters|space}"),
+            Piece::Text(
+                "Rearrange the {letters|len} letters above into a palindrome: use every letter exactly as often as it appears, add nothing, and make the result read the same backwards as forwards (it does not have to be a real word). Answer with the palindrome as a single string without spaces.",
+            ),
+        ],
+    ),
+];
 
 impl Family for PalindromeGeneration {
     fn name(&self) -> &'static str {
@@ -90,6 +111,9 @@ impl Family for PalindromeGeneration {
             answer: String::from_utf8(pal).expect("ASCII letters"),
             metadata: fields([("letters", json!(letters))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(letters) = Meta::of(instance).strs("letters") else {

@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 
 use crate::families::decimal::{Decimal, decimal_text};
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::grid;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -117,6 +118,33 @@ fn cell_text(num: i64, den: i64) -> String {
         _ => decimal_text(i128::from(num) * 625, 4),
     }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Matrix:"),
+            Piece::Data("{matrix|grid}"),
+            Piece::Text(
+                "{#mode=max}Max{/}{#mode=average}Average{/} pooling with a {kernel}x{kernel} window and stride {stride}: starting at the top-left corner, move the window {stride} cell(s) at a time to the right and down, use only the positions where the window lies completely inside the matrix, and replace each window with {#mode=max}its largest value{/}{#mode=average}the mean of its values, written as an exact decimal{/}. Give the pooled matrix, one row per line, values separated by spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Compute the {mode}-pooled version of the {matrix|len}x{matrix|cols} matrix below. Window: {kernel} by {kernel} cells. Stride: {stride} (the window moves {stride} cell(s) right or down at a time and is used only where it fits entirely). Each window becomes {#mode=max}the maximum of its cells{/}{#mode=average}the average of its cells, as an exact decimal{/}.",
+            ),
+            Piece::Data("{matrix|table}"),
+            Piece::Text(
+                "Write the result with one row per line and the values separated by spaces.",
+            ),
+        ],
+    ),
+];
 
 impl Family for PoolMatrix {
     fn name(&self) -> &'static str {
@@ -215,6 +243,9 @@ impl Family for PoolMatrix {
                 ("mode", Value::from(mode)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

@@ -26,7 +26,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct BitwiseArithmetic;
@@ -196,6 +197,29 @@ fn example(p: &Params) -> String {
     format!("{:#x}", (1u64 << p.result_bits) + 15)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Compute the value of {expression|quoted}."),
+            Piece::Text(
+                "All numbers are non-negative integers with as many bits as needed (nothing overflows). `&`, `|` and `^` are bitwise AND, OR and XOR; `<<` shifts left and `>>` shifts right by the number of bits given by the right operand; `+` adds. A number written with a 0x prefix is hexadecimal.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{expression}"),
+            Piece::Text(
+                "Work out the expression above. Operands are non-negative integers of unbounded width; & | ^ are bitwise AND, OR, XOR; << and >> shift left and right by the right-hand number of bits; + is ordinary addition; 0x marks a hexadecimal number.",
+            ),
+        ],
+    ),
+];
+
 impl Family for BitwiseArithmetic {
     fn name(&self) -> &'static str {
         "bitwise_arithmetic"
@@ -256,6 +280,9 @@ impl Family for BitwiseArithmetic {
             answer: gold,
             metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse_value(answer), parse_value(&instance.answer)) {

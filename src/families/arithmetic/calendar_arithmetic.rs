@@ -35,7 +35,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CalendarArithmetic;
@@ -218,6 +219,23 @@ fn count_instruction(max_possible: i64) -> AnswerFormat {
     AnswerFormat::with_example("as a single integer", (max_possible + 1).to_string())
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "{#task=weekday_offset}It is {weekday} today. {#@0.words.-1=ago?}Which day of the week was it {@0.words.-3} days ago?{/}{^@0.words.-1=ago?}Which day of the week will it be in {@0.words.-4} days?{/}{/}{#task=add_days}Count {@0.words.-4} days {@0.words.-2} {date} in the Gregorian calendar. Which date do you reach? (Dates are in the form YYYY-MM-DD.){/}{#task=days_between}Starting from {start}, how many days must be added to arrive at {end}? (Dates are YYYY-MM-DD in the Gregorian calendar; the day after a date is 1 day later.){/}{#task=weekday_of_date}In the Gregorian calendar, {reference_date} is a {reference_weekday}. Which day of the week is {date}? (Dates are written YYYY-MM-DD.){/}{#task=business_days}In the Gregorian calendar (dates written YYYY-MM-DD), {start} is a {weekday}. Counting both {start} and {end}, how many days from the first to the second are weekdays, Monday to Friday?{/}",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Data(
+            "{#task=weekday_offset}Today: {weekday}\nOffset: {#@0.words.-1=ago?}{@0.words.-3} days back{/}{^@0.words.-1=ago?}{@0.words.-4} days ahead{/}\nQuestion: the day of the week at that offset{/}{#task=add_days}Calendar: Gregorian, dates as YYYY-MM-DD\nStart date: {date}\nOffset: {@0.words.-4} days {@0.words.-2} the start date\nQuestion: the date at that offset{/}{#task=days_between}Calendar: Gregorian, dates as YYYY-MM-DD\nFrom: {start}\nTo: {end}\nQuestion: how many days have to be added to the first date to reach the second (a date to the next day is 1 day){/}{#task=weekday_of_date}Calendar: Gregorian, dates as YYYY-MM-DD\nKnown: {reference_date} is a {reference_weekday}\nQuestion: the day of the week of {date}{/}{#task=business_days}Calendar: Gregorian, dates as YYYY-MM-DD\nKnown: {start} is a {weekday}\nQuestion: how many of the days from {start} to {end}, both included, are weekdays (Monday to Friday){/}",
+        )],
+    ),
+];
+
 impl Family for CalendarArithmetic {
     fn name(&self) -> &'static str {
         "calendar_arithmetic"
@@ -381,6 +399,9 @@ impl Family for CalendarArithmetic {
             answer,
             metadata: meta,
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let ok = match Meta::of(instance).str("task") {

@@ -26,7 +26,8 @@ use serde_json::{Value, json};
 
 use crate::families::decimal::{Decimal, decimal_text};
 use crate::families::kit::meta::fields;
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct DecimalArithmetic;
@@ -178,6 +179,26 @@ fn lit_text(m: i128, scale: u32) -> String {
     decimal_text(m, scale)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Compute {expression} exactly, without rounding. Multiplication binds tighter than addition and subtraction, and operators of the same precedence are applied from left to right.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("Expression: {expression}"),
+            Piece::Text(
+                "Find the exact value of this expression (do not round). Multiplications come first, then additions and subtractions, left to right among operators of equal precedence.",
+            ),
+        ],
+    ),
+];
+
 impl Family for DecimalArithmetic {
     fn name(&self) -> &'static str {
         "decimal_arithmetic"
@@ -231,6 +252,9 @@ impl Family for DecimalArithmetic {
             answer: decimal_text(m, s),
             metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (Some(a), Some(g)) = (Decimal::parse(answer), Decimal::parse(&instance.answer)) else {

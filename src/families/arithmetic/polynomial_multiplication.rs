@@ -27,7 +27,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PolynomialMultiplication;
@@ -243,6 +244,27 @@ fn as_map(coefs: &[i64]) -> BTreeMap<u32, i128> {
         .collect()
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Multiply out {@1} and collect like terms. Write the result as a sum of terms in {variable}, starting with the highest power, with powers written using ^.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Polynomial product:"),
+            Piece::Data("{@1}"),
+            Piece::Text(
+                "Expand it fully and simplify by combining like terms. List the terms in {variable} from the highest power down, writing powers with ^.",
+            ),
+        ],
+    ),
+];
+
 impl Family for PolynomialMultiplication {
     fn name(&self) -> &'static str {
         "polynomial_multiplication"
@@ -297,6 +319,9 @@ impl Family for PolynomialMultiplication {
                 ("product", json!(product)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(var) = Meta::of(instance).str("variable") else {

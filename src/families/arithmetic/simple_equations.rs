@@ -26,7 +26,8 @@ use serde_json::{Value, json};
 use std::fmt::Write;
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct SimpleEquations;
@@ -243,6 +244,24 @@ fn strip_variable<'a>(answer: &'a str, var: &str) -> &'a str {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Find the value of {variable} for which {equation} holds. The value is a whole number.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{equation}"),
+            Piece::Text("Solve the equation above for {variable}; its solution is an integer."),
+        ],
+    ),
+];
+
 impl Family for SimpleEquations {
     fn name(&self) -> &'static str {
         "simple_equations"
@@ -298,6 +317,9 @@ impl Family for SimpleEquations {
                 ("rhs", parts_json(&rhs)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(var) = Meta::of(instance).str("variable") else {

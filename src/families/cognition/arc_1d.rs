@@ -36,7 +36,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::kit::text::grid;
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
@@ -387,6 +388,35 @@ fn seq_text(s: &[u8]) -> String {
     grid([s])
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Find the transformation that turns each input row below into its output row (every example follows the same rule; 0 is the empty background and 1-9 are colours), then apply it to the test row.",
+            ),
+            Piece::Data("{#examples|\n}input {.input|space} -> output {.output|space}{/}"),
+            Piece::Data("test {test_input|space} -> ?"),
+            Piece::Text(
+                "Answer with the {test_input|len} numbers of the test row's output, separated by spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("Test input: {test_input|json}"),
+            Piece::Text("Solved examples of the same hidden rule (0 = background, 1-9 = colours):"),
+            Piece::Data("{#examples|\n\n}in:  {.input|json}\nout: {.output|json}{/}"),
+            Piece::Text(
+                "Apply the rule to the test input and give the resulting sequence: {test_input|len} digits separated by spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for Arc1d {
     fn name(&self) -> &'static str {
         "arc_1d"
@@ -473,6 +503,9 @@ impl Family for Arc1d {
                 ("test_input", json!(test)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int_list(answer), parse::int_list(&instance.answer)) {

@@ -27,7 +27,8 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Jugs;
@@ -225,6 +226,36 @@ fn solves(caps: &[u32], target: u32, moves: &[Move]) -> bool {
     s.contains(&target)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Capacities of {capacities|len} unmarked jugs, in litres: {capacities|json} (the first jug is called A, the second B, and so on). Every jug is empty at the start and there is as much water as you like.",
+            ),
+            Piece::Text(
+                "Allowed moves: `fill X` fills jug X to the brim; `empty X` pours all of jug X away; `pour X->Y` pours from jug X into jug Y until X is empty or Y is full. Give at most {max_moves} moves, one per line, after which one of the jugs contains exactly {target} litre(s).",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Goal: one jug holding exactly {target} litre(s) of water, in no more than {max_moves} moves.",
+            ),
+            Piece::Data(
+                "Jugs (all empty at the start, unlimited water): {@0.sentences.0.words.5:|space}\nMoves: fill X | empty X | pour X->Y",
+            ),
+            Piece::Text(
+                "fill X fills jug X completely, empty X empties it, and pour X->Y pours from X into Y until X is empty or Y is full. List your moves one per line.",
+            ),
+        ],
+    ),
+];
+
 impl Family for Jugs {
     fn name(&self) -> &'static str {
         "jugs"
@@ -308,6 +339,9 @@ impl Family for Jugs {
                 ("max_moves", Value::from(p.max_moves)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

@@ -35,7 +35,8 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Sokoban;
@@ -351,6 +352,31 @@ fn attempt(rng: &mut ChaCha20Rng, p: &Params) -> Option<(Board, Vec<usize>)> {
     Some((start, kept.into_iter().map(|(d, _)| d).collect()))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{board|lines}"),
+            Piece::Text(
+                "Push every box ($) onto a goal square (.) in no more than {max_moves} moves. Legend: # wall, _ floor, . goal, $ box, * box already on a goal, @ the player, + the player on a goal. Each move takes the player one square up (U), down (D), left (L) or right (R); moving into a box pushes it one square onward, which works only when that square is floor or a goal (not a wall and not another box). Boxes can never be pulled.",
+            ),
+            Piece::Text("Answer with the moves as the letters U, D, L, R, separated by spaces."),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Sokoban, solve in at most {max_moves} moves:"),
+            Piece::Data("{board|grid}"),
+            Piece::Text(
+                "Symbols: '#' wall, '_' floor, '.' goal, '$' box, '*' box on a goal, '@' player, '+' player on a goal. The player steps U (up), D (down), L (left) or R (right); stepping into a box pushes it one square in the same direction, if that square is floor or a goal. Boxes cannot be pulled. Get every box onto a goal and list the moves as letters U, D, L, R separated by spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for Sokoban {
     fn name(&self) -> &'static str {
         "sokoban"
@@ -407,6 +433,9 @@ impl Family for Sokoban {
                 ("max_moves", Value::from(p.max_moves)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

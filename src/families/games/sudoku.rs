@@ -25,7 +25,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
 use crate::families::kit::meta::fields;
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Sudoku;
@@ -227,6 +228,33 @@ fn read_puzzle(v: &Value) -> Option<Grid> {
     Some(g)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Complete this 9x9 sudoku, where 0 marks an empty cell: every row, every column and every 3x3 box must end up containing each of the digits 1 to 9 once. There is exactly one solution.",
+            ),
+            Piece::Data("{puzzle|grid}"),
+            Piece::Text(
+                "Write the full grid as 9 lines, top row first, each line holding the 9 digits of its row separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Sudoku, one row per line, {blanks} empty cells written as 0:"),
+            Piece::Data("{puzzle|compact}"),
+            Piece::Text(
+                "Replace each 0 by a digit from 1 to 9 so that no digit repeats in any row, column or 3x3 box (the solution is unique). Answer with the solved grid: 9 lines, top to bottom, each with 9 digits separated by single spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for Sudoku {
     fn name(&self) -> &'static str {
         "sudoku"
@@ -310,6 +338,9 @@ impl Family for Sudoku {
                 ("blanks", Value::from(blanks)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (Some(puzzle), Some(g)) = (

@@ -30,7 +30,8 @@ use serde_json::{Value, json};
 
 use super::ladder_words::{FOUR, THREE};
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct WordLadder;
@@ -115,6 +116,32 @@ fn ladder_items(answer: &str) -> Vec<&str> {
         .filter(|p| !p.is_empty())
         .collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Build a word ladder from {start|quoted} to {target|quoted}: each step changes exactly one letter, and every word, the first and last included, must come from this list:",
+            ),
+            Piece::Data("{words|lines}"),
+            Piece::Text(
+                "Make the ladder as short as possible and write all of it, from {start} to {target}, with the words separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("Start: {start}\nEnd: {target}\nAllowed words: {words|space}"),
+            Piece::Text(
+                "Change one letter at a time to get from the start word to the end word, using only allowed words (the start and end words are among them), in as few changes as possible. Write the full ladder, start and end included, as words separated by commas.",
+            ),
+        ],
+    ),
+];
 
 impl Family for WordLadder {
     fn name(&self) -> &'static str {
@@ -207,6 +234,9 @@ impl Family for WordLadder {
                 ("words", json!(words)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

@@ -23,7 +23,8 @@ use rand_chacha::ChaCha20Rng;
 use serde_json::{Map, Value, json};
 
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Cryptarithm;
@@ -90,6 +91,29 @@ fn value(word: &str, digit: &[Option<u8>; 26]) -> Option<u64> {
 fn is_word(w: &str) -> bool {
     !w.is_empty() && w.len() <= MAX_WORD && w.bytes().all(|b| b.is_ascii_uppercase())
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Letter arithmetic: in the addition {#addends| + }{.}{/} = {sum}, each letter is a digit from 0 to 9, different letters are different digits, and no number has a leading 0.{#@2.lines.1:-1} {.}{/} Find the digit of every letter in the sum and write them as LETTER=DIGIT pairs separated by commas.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{@1}"),
+            Piece::Text(
+                "Every letter in this addition stands for a digit (0-9); different letters are different digits and no number begins with 0.{#@2.lines.1:-1} {.}{/}",
+            ),
+            Piece::Text(
+                "Decode it: list each letter with its digit as LETTER=DIGIT, pairs separated by commas.",
+            ),
+        ],
+    ),
+];
 
 impl Family for Cryptarithm {
     fn name(&self) -> &'static str {
@@ -233,6 +257,9 @@ impl Family for Cryptarithm {
                 ),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let meta = Meta::of(instance);

@@ -32,7 +32,8 @@ use serde_json::{Value, json};
 
 use crate::families::kit::lexicon::{FEMALE, MALE};
 use crate::families::kit::meta::{Meta, fields};
-use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::question::{AnswerFormat, Body, Wording};
+use crate::families::kit::template::{Piece, Template};
 use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct ZebraPuzzles;
@@ -355,6 +356,32 @@ fn draw_clue(rng: &mut ChaCha20Rng, p: &Params, attrs: usize, pos: &[Vec<usize>]
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "There is a row of {houses} houses, numbered 1 to {houses} from left to right (house 1 is the leftmost), with one person living in each. No two people share a value of any attribute:",
+            ),
+            Piece::Data("{#attributes|\n}- {.attribute}: {.values|comma}{/}"),
+            Piece::Data("{@1}"),
+            Piece::Text("Using the clues, answer: {@2}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Question: {@2}"),
+            Piece::Data("{@1}"),
+            Piece::Text(
+                "Setting: {houses} houses in a row, house 1 leftmost and house {houses} rightmost, one person per house. Each person has a different value of every attribute: {#attributes|; }{.attribute} ({.values|comma}){/}.",
+            ),
+        ],
+    ),
+];
+
 impl Family for ZebraPuzzles {
     fn name(&self) -> &'static str {
         "zebra_puzzles"
@@ -488,6 +515,9 @@ impl Family for ZebraPuzzles {
                 ("names", json!(attrs[0].2)),
             ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let Some(names) = Meta::of(instance).strs("names") else {
