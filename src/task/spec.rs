@@ -2,11 +2,14 @@
 //!
 //! ```text
 //! families:FAMILIES[:KEY=VALUE]...   generated family instances
-//!     FAMILIES  `all` or comma-separated names (`count_primes,gcd`)
+//!     FAMILIES  `all`, comma-separated names (`count_primes,gcd`), or
+//!               ROLE@SPLIT: the families of a role of a named family split
+//!               (`held_out@paper-like`; SPLIT is a built-in name or a .toml path)
 //!     level=L   levels: `1`, `1,2` or `1-3`                       [default 1]
 //!     n=N       instances per family and level                    [default 8]
 //!     seed=S    generator seed                                    [default 0]
 //!     start=I   first instance index (disjoint sets: start=100)   [default 0]
+//!     variant=V question template: 0 (canonical), K, or `random`  [default 0]
 //! jsonl:PATH                          instances as written by `hrl tasks gen`
 //! lcb:DIR[:KEY=VALUE]...              LiveCodeBench code_generation_lite files
 //!     release=TAG   release_vN | release_latest | vN | vA_vB      [release_latest]
@@ -26,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Item, TaskError};
-use crate::families::{self, Instance, InstanceStream, Level};
+use crate::families::{self, Instance, InstanceStream, Level, Variant};
 use crate::lcb::{self, DateBound, DateWindow, GradeConfig, Grader, LoadOptions, ReleaseTag};
 use crate::sandbox::SandboxConfig;
 
@@ -40,6 +43,8 @@ pub enum TaskSpec {
         n: u64,
         seed: u64,
         start: u64,
+        /// The question template (`families::Variant`): 0 = canonical.
+        variant: Variant,
     },
     Jsonl(PathBuf),
     Lcb {
@@ -148,6 +153,23 @@ impl TaskSpec {
                 }
                 let names = if names == "all" {
                     None
+                } else if let Some((role, split)) = names.split_once('@') {
+                    let split = families::splits::load(split.trim())
+                        .map_err(|e| bad(spec, e.to_string()))?;
+                    let Some(list) = split.families(role.trim()) else {
+                        let roles: Vec<&str> =
+                            split.roles.iter().map(|r| r.name.as_str()).collect();
+                        return Err(bad(
+                            spec,
+                            format!(
+                                "split `{}` has no role `{}` (roles: {})",
+                                split.name,
+                                role.trim(),
+                                roles.join(", ")
+                            ),
+                        ));
+                    };
+                    Some(list.iter().map(|f| f.to_string()).collect())
                 } else {
                     let v: Vec<String> = names.split(',').map(|s| s.trim().to_string()).collect();
                     for n in &v {
@@ -156,16 +178,26 @@ impl TaskSpec {
                     Some(v)
                 };
                 let (mut levels, mut n, mut seed, mut start) = (vec![1u8], 8u64, 0u64, 0u64);
+                let mut variant = Variant::CANONICAL;
                 for (k, v) in opts {
                     match k.as_str() {
                         "level" => levels = parse_levels(spec, &v)?,
                         "n" => n = num(spec, "n", &v)?,
                         "seed" => seed = num(spec, "seed", &v)?,
                         "start" => start = num(spec, "start", &v)?,
+                        "variant" => {
+                            variant = v.parse().map_err(
+                                |e: families::kit::variant::VariantParseError| {
+                                    bad(spec, e.to_string())
+                                },
+                            )?
+                        }
                         other => {
                             return Err(bad(
                                 spec,
-                                format!("unknown option `{other}` (level, n, seed, start)"),
+                                format!(
+                                    "unknown option `{other}` (level, n, seed, start, variant)"
+                                ),
                             ));
                         }
                     }
@@ -173,12 +205,23 @@ impl TaskSpec {
                 if n == 0 {
                     return Err(bad(spec, "n must be at least 1"));
                 }
+                // A fixed template must exist for every family named.
+                let named: Vec<&'static dyn families::Family> = match &names {
+                    None => families::registry().to_vec(),
+                    Some(v) => v.iter().filter_map(|n| families::get(n).ok()).collect(),
+                };
+                for f in named {
+                    InstanceStream::new(f, Level::new(1).expect("level 1"), seed)
+                        .with_variant(variant)
+                        .map_err(|e| bad(spec, e.to_string()))?;
+                }
                 Ok(TaskSpec::Families {
                     names,
                     levels,
                     n,
                     seed,
                     start,
+                    variant,
                 })
             }
             "jsonl" => {
@@ -279,6 +322,7 @@ impl TaskSpec {
                 n,
                 seed,
                 start,
+                variant,
             } => {
                 let fams: Vec<&'static dyn families::Family> = match names {
                     None => families::registry().to_vec(),
@@ -290,7 +334,8 @@ impl TaskSpec {
                 let mut items = Vec::new();
                 for fam in fams {
                     for &l in levels {
-                        let stream = InstanceStream::new(fam, Level::new(l)?, *seed);
+                        let stream = InstanceStream::new(fam, Level::new(l)?, *seed)
+                            .with_variant(*variant)?;
                         for i in *start..start + n {
                             items.push(Item::Answer {
                                 instance: Arc::new(stream.instance(i)),
@@ -420,7 +465,8 @@ mod tests {
                 levels: vec![1, 2],
                 n: 3,
                 seed: 5,
-                start: 10
+                start: 10,
+                variant: Variant::CANONICAL,
             }
         );
         let items = s.load("x", &TaskContext::default()).unwrap();
@@ -442,9 +488,47 @@ mod tests {
             "families:gcd:colour=red",
             "nothing",
             "web:x",
+            "families:gcd:variant=99",
+            "families:gcd:variant=sometimes",
+            "families:nope@paper-like",
+            "families:held_out@no-such-split",
         ] {
             assert!(TaskSpec::parse(bad_spec).is_err(), "{bad_spec}");
         }
+        let e = TaskSpec::parse("families:test@paper-like")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no role `test`") && e.contains("held_out"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn families_from_a_split_role_and_a_variant() {
+        let split = families::splits::load("paper-like").unwrap();
+        let held = split.families("held_out").unwrap();
+        let s = TaskSpec::parse("families:held_out@paper-like:n=1:variant=2").unwrap();
+        let TaskSpec::Families { names, variant, .. } = &s else {
+            panic!("{s:?}")
+        };
+        assert_eq!(names.as_deref().unwrap(), held);
+        assert_eq!(*variant, Variant::Fixed(2));
+        let items = s.load("x", &TaskContext::default()).unwrap();
+        assert_eq!(items.len(), held.len());
+        for (item, f) in items.iter().zip(held) {
+            assert_eq!(item.id(), format!("{f}/L1/s0/i0/v2"));
+        }
+        // `random` draws a template per instance, the canonical one included.
+        let r = TaskSpec::parse("families:gcd:n=30:variant=random").unwrap();
+        let ids: Vec<String> = r
+            .load("x", &TaskContext::default())
+            .unwrap()
+            .iter()
+            .map(|i| i.id().to_string())
+            .collect();
+        assert!(ids.iter().any(|i| !i.contains("/v")), "{ids:?}");
+        assert!(ids.iter().any(|i| i.ends_with("/v1")), "{ids:?}");
     }
 
     #[test]
