@@ -104,6 +104,7 @@ const TEMPLATES: &[Template] = &[
     Template::new(
         Wording::Lead,
         &[
+            Piece::Text("Letter addition:"),
             Piece::Data("{@1}"),
             Piece::Text(
                 "Every letter in this addition stands for a digit (0-9); different letters are different digits and no number begins with 0.{#@2.lines.1:-1} {.}{/}",
