@@ -7,12 +7,14 @@
 //! for the code map and the invariants each module keeps.
 
 pub mod error;
+pub mod eval;
 pub mod executor;
 pub mod families;
 pub mod harness;
 pub mod home;
 pub mod lcb;
 pub mod models;
+pub mod proposer;
 pub mod sandbox;
 pub mod serve;
 pub mod stats;
