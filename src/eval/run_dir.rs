@@ -112,10 +112,17 @@ impl RunDir {
         if p.exists() {
             return Ok(());
         }
-        let tmp = p.with_extension("tmp");
+        // Several trajectories may save the same harness at once: each writes its own
+        // temporary file; the renames all put the same bytes in place.
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = p.with_extension(format!("tmp-{}-{n}", std::process::id()));
         std::fs::write(&tmp, h.canonical())
             .and_then(|()| std::fs::rename(&tmp, &p))
-            .map_err(|e| io(&p, e))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io(&p, e)
+            })
     }
 
     /// Load a saved harness by hash (checking the hash).

@@ -93,7 +93,7 @@ impl Default for SetSizes {
 
 /// Per-rollout limits and concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Limits {
     pub tool_timeout_s: f64,
     pub harness_timeout_s: f64,

@@ -356,7 +356,12 @@ impl ProposerSpec {
                 format!("file-{}", if s.is_empty() { "harnesses" } else { s })
             }
             ProposerSpec::Llm(ExecutorSpec::Llama(l)) => {
-                format!("llm-{}", stem(std::path::Path::new(&l.model)))
+                // A known model's name as it is (`qwen2.5-coder-0.5b`); a file's stem.
+                if l.model.ends_with(".gguf") || l.model.contains('/') {
+                    format!("llm-{}", stem(std::path::Path::new(&l.model)))
+                } else {
+                    format!("llm-{}", l.model)
+                }
             }
             ProposerSpec::Llm(ExecutorSpec::Openai(o)) => format!("llm-{}", o.model),
             ProposerSpec::Cmd(a) => format!(
@@ -485,6 +490,8 @@ mod tests {
         assert_eq!(f.label(), "file-oracle");
         let l = ProposerSpec::parse("llm:llama:qwen2.5-coder-0.5b,n_parallel=4").unwrap();
         assert_eq!(l.label(), "llm-qwen2.5-coder-0.5b");
+        let l = ProposerSpec::parse("llm:llama:/m/tuned.gguf").unwrap();
+        assert_eq!(l.label(), "llm-tuned");
         assert!(
             l.normalized()
                 .starts_with("llm:llama:qwen2.5-coder-0.5b,n_parallel=4")
