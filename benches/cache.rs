@@ -127,6 +127,26 @@ fn bench(c: &mut Criterion) {
             out
         })
     });
+    // A cold batch: 64 new requests, an executor that answers instantly, so the
+    // figure is the cache's whole cost for a batch of misses (lookups, and storing
+    // the completions).
+    let cold = CachedExecutor::new(Arc::new(SimulatedExecutor), cache.clone());
+    let mut fresh = 2 * N;
+    g.bench_function("cached_executor_cold_batch_64", |b| {
+        b.iter_batched(
+            || {
+                let reqs: Vec<Request> = (fresh..fresh + BATCH).map(request).collect();
+                fresh += BATCH;
+                reqs
+            },
+            |reqs| {
+                let out = cold.complete_batch(black_box(&reqs));
+                assert!(out.iter().all(|r| r.as_ref().is_ok_and(|c| !c.cached)));
+                out
+            },
+            BatchSize::SmallInput,
+        )
+    });
     g.finish();
 }
 

@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// Grading throughput: every fixture reference solution (28 problems, 270 tests)
+/// Grading throughput: every fixture reference solution (judge semantics)
 /// through the isolated sandbox. Skipped with a message where isolation is missing.
 fn bench_grade(c: &mut Criterion) {
     use harness_rl::lcb::{GradeConfig, Grader};

@@ -4,6 +4,7 @@
 #
 #   scripts/compare_reasoning_gym.sh            # defaults below
 #   N=5000 LEVEL=3 SEED=0 OUT=target/compare_reasoning_gym.md scripts/compare_reasoning_gym.sh
+#   ONLY="count_bits graph_color" scripts/compare_reasoning_gym.sh   # a subset
 #
 # reasoning-gym: a private venv (.venv-rg, gitignored) with reasoning-gym pinned to
 # RG_VERSION; per family, build a dataset of N items (default config) and materialise
@@ -52,6 +53,20 @@ rg = set(json.loads(subprocess.check_output([sys.argv[1], sys.argv[2], "--regist
 print("\n".join(sorted(hrl & rg)))
 ' "$PY" "$HELPER"
 )
+if [ -n "${ONLY:-}" ]; then
+    WANT=" $ONLY "
+    KEEP=()
+    for fam in "${FAMILIES[@]}"; do
+        case "$WANT" in *" $fam "*) KEEP+=("$fam") ;; esac
+    done
+    for fam in $ONLY; do
+        case " ${KEEP[*]} " in
+            *" $fam "*) ;;
+            *) echo "ONLY: $fam is not a family of both harness-rl and reasoning-gym" >&2; exit 1 ;;
+        esac
+    done
+    FAMILIES=("${KEEP[@]}")
+fi
 if [ "${#FAMILIES[@]}" -eq 0 ]; then
     echo "no family exists in both harness-rl and reasoning-gym" >&2
     exit 1

@@ -50,7 +50,11 @@ macro_rules! classified_types {
 
 classified_types!(
     crate::families::FamilyError,
+    crate::families::kit::template::TemplateError,
+    crate::families::kit::variant::VariantParseError,
+    crate::families::splits::SplitError,
     crate::lcb::LcbError,
+    crate::humaneval::HumanEvalError,
     crate::lcb::pickle::PickleError,
     crate::lcb::loader::PrivateTestsError,
     crate::sandbox::SandboxError,

@@ -6,12 +6,15 @@
 //! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
 //! for the code map and the invariants each module keeps.
 
+pub mod codetasks;
 pub mod error;
 pub mod eval;
 pub mod executor;
 pub mod families;
 pub mod harness;
 pub mod home;
+pub mod humaneval;
+pub mod jsonl;
 pub mod lcb;
 pub mod models;
 pub mod proposer;

@@ -27,6 +27,9 @@ enum Command {
     /// LiveCodeBench: load, split by date, grade solutions in the sandbox.
     #[command(subcommand)]
     Lcb(cli::lcb::LcbCmd),
+    /// HumanEval-format problems: fetch the data, grade solutions in the sandbox.
+    #[command(subcommand, name = "humaneval")]
+    HumanEval(cli::humaneval::HumanEvalCmd),
     /// Run untrusted Python in the sandbox.
     #[command(subcommand)]
     Sandbox(cli::sandbox::SandboxCmd),
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
         Command::Lcb(cmd) => cli::lcb::run(cmd),
+        Command::HumanEval(cmd) => cli::humaneval::run(cmd),
         Command::Sandbox(cmd) => cli::sandbox::run(cmd),
         Command::Models(cmd) => cli::models::run(cmd),
         #[cfg(feature = "llama")]

@@ -77,11 +77,23 @@ mod tests {
             measure_generation(f, level, 0, 0),
             Err(FamilyError::ZeroCount)
         ));
+        // The measured loop lies inside the call, so its time is positive and at most
+        // the call's (ordering, not a guess about speed); the rate is n per that time.
+        let outer = Instant::now();
         let m = measure_generation(f, level, 9, 7).unwrap();
+        let call = outer.elapsed().as_secs_f64();
         assert_eq!(
             (m.family.as_str(), m.level, m.seed, m.n, m.warmup),
             ("count_primes", 2, 9, 7, 7)
         );
-        assert!(m.seconds >= 0.0 && m.items_per_sec > 0.0);
+        assert!(
+            m.seconds > 0.0 && m.seconds <= call,
+            "{} vs {call}",
+            m.seconds
+        );
+        assert_eq!(m.items_per_sec, 7.0 / m.seconds);
+        let big = measure_generation(f, level, 9, 500).unwrap();
+        assert_eq!((big.n, big.warmup), (500, 100));
+        assert_eq!(big.items_per_sec, 500.0 / big.seconds);
     }
 }

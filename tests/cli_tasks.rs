@@ -1,6 +1,7 @@
 //! `hrl tasks list|gen|score` as commands, run through the binary: exit code 2 for bad
-//! usage (unknown family, level outside 1..=5, `--n 0`) with nothing written; `gen`'s
-//! exact field set, determinism and `--out`; neighbouring seeds sharing no instances;
+//! usage (unknown family, level outside 1..=5, `--n 0`, a bad `--variant`) with nothing
+//! written; `gen`'s exact field set, determinism and `--out`; `--variant` keeping the
+//! task and re-wording the question; neighbouring seeds sharing no instances;
 //! `score`'s `score`/`extracted` fields, malformed lines reported by line number and
 //! skipped, strict scoring and `--lenient` (`"score_mode": "lenient"`).
 //!
@@ -81,8 +82,11 @@ fn list_shows_every_registered_family() {
 fn bad_usage_exits_2_names_the_problem_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("instances.jsonl");
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["no_such_family", "--n", "1"], "no_such_family"),
+        (&["gcd", "--n", "1", "--variant", "200"], "variant 200"),
+        (&["gcd", "--n", "1", "--variant", "sometimes"], "sometimes"),
+        (&["all", "--n", "1", "--variant", "-1"], "-1"),
         (&["count_primes", "--n", "1", "--level", "0"], "level 0"),
         (&["count_primes", "--n", "1", "--level", "6"], "level 6"),
         (&["count_primes", "--n", "0"], "at least 1"),
@@ -158,6 +162,129 @@ fn gen_writes_exactly_the_documented_fields_for_every_family() {
 
 /// Instance i of seed s is not instance i+1 of seed s-1 (each instance has its own
 /// stream): the whole shifted run of instances never lines up, for any family.
+#[test]
+fn gen_variant_rewords_the_question_and_keeps_the_task() {
+    let canonical = generate(&["all", "--n", "2", "--seed", "5", "--level", "2"]);
+    let explicit = generate(&[
+        "all",
+        "--n",
+        "2",
+        "--seed",
+        "5",
+        "--level",
+        "2",
+        "--variant",
+        "0",
+    ]);
+    assert_eq!(canonical, explicit, "--variant 0 is the default output");
+    for k in ["1", "2"] {
+        let varied = generate(&[
+            "all",
+            "--n",
+            "2",
+            "--seed",
+            "5",
+            "--level",
+            "2",
+            "--variant",
+            k,
+        ]);
+        assert_eq!(varied.len(), canonical.len());
+        for (v, c) in varied.iter().zip(&canonical) {
+            assert_eq!(v["id"], format!("{}/v{k}", c["id"].as_str().unwrap()));
+            assert_eq!(v["answer"], c["answer"]);
+            assert_eq!(v["metadata"]["variant"], k.parse::<u64>().unwrap());
+            assert_ne!(v["question"], c["question"]);
+        }
+    }
+    let random = generate(&["gcd", "--n", "30", "--variant", "random"]);
+    let again = generate(&["gcd", "--n", "30", "--variant", "random"]);
+    assert_eq!(random, again);
+    let used: BTreeSet<u64> = random
+        .iter()
+        .map(|r| {
+            r["metadata"]
+                .get("variant")
+                .map_or(0, |v| v.as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(used, BTreeSet::from([0, 1, 2]), "random used {used:?}");
+    let out = hrl().args(["tasks", "list", "--json"]).output().unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["variants"].as_u64().unwrap() >= 3)
+    );
+}
+
+#[test]
+fn splits_lists_the_named_splits_and_checks_a_file() {
+    let out = hrl().args(["tasks", "splits", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["paper-like", "category-holdout"]);
+    for r in rows {
+        let roles = r["roles"].as_array().unwrap();
+        let role_names: Vec<&str> = roles.iter().map(|x| x["name"].as_str().unwrap()).collect();
+        assert_eq!(role_names, ["warm_start", "rl", "held_out"], "{r}");
+        for x in roles {
+            assert_eq!(
+                x["count"].as_u64().unwrap() as usize,
+                x["families"].as_array().unwrap().len()
+            );
+        }
+        assert!(r["unassigned"].is_array());
+    }
+    let out = hrl().args(["tasks", "splits"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("paper-like (built-in)") && table.contains("  held_out "),
+        "{table}"
+    );
+    // A file of one's own is checked strictly: errors name FILE:LINE, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("mine.toml");
+    std::fs::write(
+        &good,
+        "description = \"mine\"\n[[role]]\nname = \"held_out\"\nfamilies = [\"maze\"]\n",
+    )
+    .unwrap();
+    let out = hrl()
+        .args(["tasks", "splits", "--json"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["name"], "mine");
+    assert_eq!(rows[0]["roles"][0]["families"], json!(["maze"]));
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "description = \"bad\"\n[[role]]\nname = \"held_out\"\nfamilies = [\"maze\",\n  \"mazes\"]\n",
+    )
+    .unwrap();
+    let out = hrl().args(["tasks", "splits"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:5: role[0].families: unknown family `mazes`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let out = hrl()
+        .args(["tasks", "splits", "no-such-split"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn neighbouring_seeds_do_not_share_instances() {
     let content = |r: &Value| (r["question"].clone(), r["answer"].clone());

@@ -45,11 +45,50 @@ impl Recorded {
     }
 }
 
+/// A one-way latch: threads wait until a test opens it.
+#[derive(Clone, Default)]
+struct Gate(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+impl Gate {
+    fn open(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+    /// Wait until open; false if `limit` passed first (a safety net so a broken test
+    /// fails instead of hanging).
+    fn wait(&self, limit: Duration) -> bool {
+        let (m, cv) = &*self.0;
+        let (open, _) = cv
+            .wait_timeout_while(m.lock().unwrap(), limit, |open| !*open)
+            .unwrap();
+        *open
+    }
+}
+
+/// How long a synchronisation point waits before the test gives up on it. Far above
+/// anything a loaded machine needs; only a broken implementation reaches it.
+const SYNC_LIMIT: Duration = Duration::from_secs(60);
+
+/// Poll `cond` until it holds; fail after `SYNC_LIMIT`.
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < SYNC_LIMIT,
+            "timed out waiting until {what}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
-    delay: Duration,
+    /// Answer only once this gate is open.
+    gate: Option<Gate>,
+    /// Answer only once this many requests have been in flight at the same time.
+    in_flight_barrier: Option<usize>,
 }
 
 impl Reply {
@@ -61,15 +100,20 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: body.into(),
-            delay: Duration::ZERO,
+            gate: None,
+            in_flight_barrier: None,
         }
     }
     fn header(mut self, k: &str, v: &str) -> Reply {
         self.headers.push((k.into(), v.into()));
         self
     }
-    fn after(mut self, d: Duration) -> Reply {
-        self.delay = d;
+    fn when_open(mut self, gate: &Gate) -> Reply {
+        self.gate = Some(gate.clone());
+        self
+    }
+    fn once_in_flight(mut self, n: usize) -> Reply {
+        self.in_flight_barrier = Some(n);
         self
     }
 }
@@ -202,7 +246,17 @@ fn serve_connection(
             r.len() - 1
         };
         let reply = script(n, &rec);
-        std::thread::sleep(reply.delay);
+        if let Some(gate) = &reply.gate {
+            gate.wait(SYNC_LIMIT);
+        }
+        if let Some(n) = reply.in_flight_barrier {
+            let start = Instant::now();
+            // The high-water mark latches: once n were in flight together, every
+            // request held here may go.
+            while max_in_flight.load(Ordering::SeqCst) < n && start.elapsed() < SYNC_LIMIT {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
         in_flight.fetch_sub(1, Ordering::SeqCst);
         let mut out = format!(
             "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
@@ -400,29 +454,108 @@ fn client_errors_are_not_retried_and_401_names_the_key_variables() {
 }
 
 #[test]
+fn a_408_is_retried() {
+    let server = ScriptedServer::start(|n, _| match n {
+        0 => Reply::status(408, r#"{"error":{"message":"request timeout"}}"#),
+        _ => chat_reply("after 408"),
+    });
+    let exec = OpenAiExecutor::new(config(&server.base_url())).unwrap();
+    assert_eq!(exec.complete(&chat("x")).unwrap().text, "after 408");
+    assert_eq!(server.count(), 2);
+    assert_eq!(exec.counters().retries.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_413_or_422_is_an_invalid_request_and_not_retried() {
+    for (status, message) in [
+        (413, "request entity too large"),
+        (422, "unprocessable field"),
+    ] {
+        let body = format!(r#"{{"error":{{"message":"{message}"}}}}"#);
+        let server = ScriptedServer::start(move |_, _| Reply::status(status, body.clone()));
+        let exec = OpenAiExecutor::new(config(&server.base_url())).unwrap();
+        let err = exec.complete(&chat("x")).unwrap_err();
+        assert!(
+            matches!(err, ExecutorError::InvalidRequest(_)),
+            "{status}: {err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("HTTP {status}")) && msg.contains(message),
+            "{msg}"
+        );
+        assert_eq!(server.count(), 1, "{status} was retried");
+    }
+}
+
+#[test]
+fn a_403_names_the_key_variables_and_is_not_retried() {
+    let server =
+        ScriptedServer::start(|_, _| Reply::status(403, r#"{"error":{"message":"forbidden"}}"#));
+    let exec = OpenAiExecutor::new(config(&server.base_url())).unwrap();
+    let err = exec.complete(&chat("x")).unwrap_err();
+    assert!(matches!(err, ExecutorError::Http(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("HTTP 403") && msg.contains("forbidden"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("check the API key in HRL_API_KEY or OPENAI_API_KEY"),
+        "{msg}"
+    );
+    assert_eq!(server.count(), 1);
+}
+
+#[test]
+fn a_retry_after_beyond_the_backoff_cap_is_capped() {
+    // The server asks for an hour; the client's cap is 20 ms. Without the cap the
+    // call would sleep an hour, far beyond the synchronisation limit.
+    let server = ScriptedServer::start(|n, _| {
+        if n < 2 {
+            Reply::status(503, "busy").header("Retry-After", "3600")
+        } else {
+            chat_reply("ok")
+        }
+    });
+    let exec = OpenAiExecutor::new(config(&server.base_url())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(exec.complete(&chat("x")).map(|c| c.text));
+    });
+    let got = rx
+        .recv_timeout(SYNC_LIMIT)
+        .expect("the client slept for Retry-After beyond backoff_max");
+    assert_eq!(got.unwrap(), "ok");
+    assert_eq!(server.count(), 3);
+}
+
+#[test]
 fn timeouts_are_retried_then_reported() {
-    let server = ScriptedServer::start(|_, _| chat_reply("late").after(Duration::from_secs(3)));
+    // The server answers only after the client has returned: every attempt must end
+    // by the client's own timeout, whatever the machine's load.
+    let answered = Gate::default();
+    let gate = answered.clone();
+    let server = ScriptedServer::start(move |_, _| chat_reply("late").when_open(&gate));
     let mut cfg = config(&server.base_url());
     cfg.timeout = Duration::from_millis(200);
     cfg.max_retries = 1;
     let exec = OpenAiExecutor::new(cfg).unwrap();
-    let t = Instant::now();
     let err = exec.complete(&chat("x")).unwrap_err().to_string();
+    answered.open();
     assert!(err.contains("timed out"), "{err}");
     assert!(err.contains("0.2 s per attempt"), "{err}");
     assert!(err.contains("gave up after 2 attempts"), "{err}");
-    assert!(
-        t.elapsed() < Duration::from_secs(3),
-        "did not wait for the slow server"
-    );
     assert_eq!(server.count(), 2);
 }
 
 #[test]
 fn a_timeout_then_a_fast_answer_succeeds() {
-    let server = ScriptedServer::start(|n, _| {
+    let answered = Gate::default();
+    let gate = answered.clone();
+    let server = ScriptedServer::start(move |n, _| {
         if n == 0 {
-            chat_reply("late").after(Duration::from_secs(2))
+            chat_reply("late").when_open(&gate)
         } else {
             chat_reply("fast")
         }
@@ -430,7 +563,9 @@ fn a_timeout_then_a_fast_answer_succeeds() {
     let mut cfg = config(&server.base_url());
     cfg.timeout = Duration::from_millis(300);
     let exec = OpenAiExecutor::new(cfg).unwrap();
-    assert_eq!(exec.complete(&chat("x")).unwrap().text, "fast");
+    let text = exec.complete(&chat("x")).unwrap().text;
+    answered.open();
+    assert_eq!(text, "fast");
 }
 
 #[test]
@@ -454,10 +589,18 @@ fn connection_refused_is_a_clear_error() {
 
 #[test]
 fn concurrency_is_bounded_by_max_connections_and_order_is_kept() {
-    let server = ScriptedServer::start(|_, rec| {
+    // The first three requests are answered only once three are in flight at once:
+    // the client must reach its bound (by synchronisation, not by a lucky schedule),
+    // and may never exceed it.
+    let server = ScriptedServer::start(|n, rec| {
         let body = rec.json();
         let q = body["messages"][1]["content"].as_str().unwrap().to_string();
-        chat_reply(&format!("answer to {q}")).after(Duration::from_millis(120))
+        let reply = chat_reply(&format!("answer to {q}"));
+        if n < 3 {
+            reply.once_in_flight(3)
+        } else {
+            reply
+        }
     });
     let mut cfg = config(&server.base_url());
     cfg.max_connections = 3;
@@ -467,10 +610,19 @@ fn concurrency_is_bounded_by_max_connections_and_order_is_kept() {
     for (i, r) in out.iter().enumerate() {
         assert_eq!(r.as_ref().unwrap().text, format!("answer to q{i}"));
     }
-    assert_eq!(server.max_in_flight.load(Ordering::SeqCst), 3);
+    let max = server.max_in_flight.load(Ordering::SeqCst);
+    assert!(max <= 3, "{max} requests in flight with max_connections 3");
+    assert_eq!(max, 3, "the client never had 3 requests in flight");
+    assert_eq!(exec.counters().retries.load(Ordering::Relaxed), 0);
 
     // The bound holds across concurrent callers of one executor too.
-    let server2 = ScriptedServer::start(|_, _| chat_reply("x").after(Duration::from_millis(100)));
+    let server2 = ScriptedServer::start(|n, _| {
+        if n < 2 {
+            chat_reply("x").once_in_flight(2)
+        } else {
+            chat_reply("x")
+        }
+    });
     let mut cfg = config(&server2.base_url());
     cfg.max_connections = 2;
     let exec = Arc::new(OpenAiExecutor::new(cfg).unwrap());
@@ -484,7 +636,10 @@ fn concurrency_is_bounded_by_max_connections_and_order_is_kept() {
         }
     });
     assert_eq!(server2.count(), 12);
-    assert_eq!(server2.max_in_flight.load(Ordering::SeqCst), 2);
+    let max = server2.max_in_flight.load(Ordering::SeqCst);
+    assert!(max <= 2, "{max} requests in flight with max_connections 2");
+    assert_eq!(max, 2);
+    assert_eq!(exec.counters().retries.load(Ordering::Relaxed), 0);
 }
 
 #[test]
@@ -614,10 +769,16 @@ fn api_key_comes_from_the_environment() {
 
 /// Deterministic stand-in for a model: the completion is a function of the prompt and
 /// sampling settings. Records the size of every `complete_batch` call and sleeps
-/// `delay` per call (so concurrent requests pile up into batches).
+/// `delay` per call. Synchronisation hooks: `hold_first_batch` makes the first call
+/// wait for a gate; a request whose prompt contains `SLOW` opens `slow.0` and waits
+/// for `slow.1`.
 struct SimulatedExecutor {
     delay: Duration,
     batches: Mutex<Vec<usize>>,
+    hold_first: Mutex<Option<Gate>>,
+    slow: Option<(Gate, Gate)>,
+    /// Whether each slow request was released by its gate (false: it timed out).
+    slow_released: Mutex<Vec<bool>>,
 }
 
 impl SimulatedExecutor {
@@ -625,7 +786,18 @@ impl SimulatedExecutor {
         SimulatedExecutor {
             delay,
             batches: Mutex::new(Vec::new()),
+            hold_first: Mutex::new(None),
+            slow: None,
+            slow_released: Mutex::new(Vec::new()),
         }
+    }
+    fn hold_first_batch(self, gate: &Gate) -> Self {
+        *self.hold_first.lock().unwrap() = Some(gate.clone());
+        self
+    }
+    fn slow_requests(mut self, started: &Gate, release: &Gate) -> Self {
+        self.slow = Some((started.clone(), release.clone()));
+        self
     }
     fn answer(r: &Request) -> Result<Completion, ExecutorError> {
         let text = match &r.prompt {
@@ -638,9 +810,6 @@ impl SimulatedExecutor {
         };
         if text.contains("PANIC") {
             panic!("simulated executor panic");
-        }
-        if text.contains("SLOW") {
-            std::thread::sleep(Duration::from_millis(1500));
         }
         if text.contains("TOO LONG") {
             return Err(ExecutorError::PromptTooLong {
@@ -673,13 +842,31 @@ impl Executor for SimulatedExecutor {
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
         self.batches.lock().unwrap().push(requests.len());
         std::thread::sleep(self.delay);
+        let first = self.hold_first.lock().unwrap().take();
+        if let Some(gate) = first {
+            gate.wait(SYNC_LIMIT);
+        }
+        if let Some((started, release)) = &self.slow
+            && requests
+                .iter()
+                .any(|r| format!("{:?}", r.prompt).contains("SLOW"))
+        {
+            started.open();
+            let released = release.wait(SYNC_LIMIT);
+            self.slow_released.lock().unwrap().push(released);
+        }
         requests.iter().map(Self::answer).collect()
     }
 }
 
 fn serve(exec: Arc<SimulatedExecutor>) -> Server {
+    serve_with(exec, |_| ())
+}
+
+fn serve_with(exec: Arc<SimulatedExecutor>, tweak: impl FnOnce(&mut ServeConfig)) -> Server {
     let mut cfg = ServeConfig::new("sim");
     cfg.port = 0;
+    tweak(&mut cfg);
     Server::start(exec, cfg).unwrap()
 }
 
@@ -745,14 +932,24 @@ fn served_executor_matches_in_process_executor() {
 
 #[test]
 fn concurrent_requests_are_batched() {
-    let sim = Arc::new(SimulatedExecutor::new(Duration::from_millis(300)));
+    // The first batch is held in the executor until all 8 requests have reached the
+    // server's queue; everything that queued meanwhile must then go in one batch.
+    let release = Gate::default();
+    let sim = Arc::new(SimulatedExecutor::new(Duration::ZERO).hold_first_batch(&release));
     let server = serve_one_batch_at_a_time(sim.clone());
     let mut cfg = OpenAiConfig::new(server.base_url(), "sim");
     cfg.max_connections = 8;
-    cfg.timeout = Duration::from_secs(20);
+    cfg.timeout = Duration::from_secs(120);
     let client = OpenAiExecutor::new(cfg).unwrap();
     let reqs: Vec<Request> = (0..8).map(|i| chat(&format!("q{i}"))).collect();
-    let out = client.complete_batch(&reqs);
+    let out = std::thread::scope(|s| {
+        let h = s.spawn(|| client.complete_batch(&reqs));
+        wait_until("all 8 requests are queued", || {
+            server.stats().received.load(Ordering::SeqCst) == 8
+        });
+        release.open();
+        h.join().unwrap()
+    });
     for (r, got) in reqs.iter().zip(&out) {
         assert_eq!(
             got.as_ref().unwrap().text,
@@ -761,9 +958,10 @@ fn concurrent_requests_are_batched() {
     }
     let batches = sim.batches.lock().unwrap().clone();
     assert_eq!(batches.iter().sum::<usize>(), 8, "{batches:?}");
-    // While the first batch runs (300 ms), the other requests queue and go together.
-    assert!(batches.len() < 8, "no batching happened: {batches:?}");
-    assert!(*batches.iter().max().unwrap() >= 2, "{batches:?}");
+    assert!(
+        batches.len() <= 2,
+        "queued requests were not batched: {batches:?}"
+    );
     assert_eq!(server.stats().requests.load(Ordering::Relaxed), 8);
 
     // A multi-prompt /v1/completions request is one job, answered in order.
@@ -787,7 +985,13 @@ fn concurrent_requests_are_batched() {
 
 #[test]
 fn a_long_batch_does_not_hold_back_a_later_one() {
-    let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
+    // The slow request stays in the executor until the quick one has been answered; a
+    // server that made the quick request wait for the slow batch would finish the slow
+    // one first (after SYNC_LIMIT), and the order below would be reversed.
+    let (slow_started, quick_done) = (Gate::default(), Gate::default());
+    let sim =
+        Arc::new(SimulatedExecutor::new(Duration::ZERO).slow_requests(&slow_started, &quick_done));
+    let server = serve(sim.clone());
     let url = server.base_url();
     let order = Arc::new(Mutex::new(Vec::new()));
     std::thread::scope(|s| {
@@ -797,12 +1001,20 @@ fn a_long_batch_does_not_hold_back_a_later_one() {
             c.complete(&chat("SLOW")).unwrap();
             o1.lock().unwrap().push("slow");
         });
-        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            slow_started.wait(SYNC_LIMIT),
+            "the slow request never started"
+        );
         let c = OpenAiExecutor::new(OpenAiConfig::new(url.clone(), "sim")).unwrap();
         c.complete(&chat("quick")).unwrap();
         order.lock().unwrap().push("quick");
+        quick_done.open();
     });
-    // The quick request went into its own batch while the slow one was still running.
+    assert_eq!(
+        *sim.slow_released.lock().unwrap(),
+        vec![true],
+        "the quick request was not answered while the slow batch ran"
+    );
     assert_eq!(*order.lock().unwrap(), vec!["quick", "slow"]);
     assert_eq!(server.stats().batches.load(Ordering::Relaxed), 2);
 }
@@ -839,7 +1051,18 @@ fn server_rejects_bad_requests_with_openai_errors() {
         (
             format!(r#"{{"temperature": -1, {user}}}"#),
             400,
-            "temperature",
+            "temperature = -1 is out of range: must be between 0 and 100",
+        ),
+        (
+            format!(r#"{{"temperature": 150, {user}}}"#),
+            400,
+            "temperature = 150 is out of range: must be between 0 and 100",
+        ),
+        (format!(r#"{{"top_p": 0, {user}}}"#), 400, "top_p = 0"),
+        (
+            format!(r#"{{"presence_penalty": 0.5, {user}}}"#),
+            400,
+            "`presence_penalty` = 0.5 is not supported",
         ),
         (format!(r#"{{"max_tokens": 0, {user}}}"#), 400, "max_tokens"),
         (format!(r#"{{"stop": 3, {user}}}"#), 400, "stop"),
@@ -868,6 +1091,257 @@ fn server_rejects_bad_requests_with_openai_errors() {
     let r = agent().get(&chat_url).call().unwrap();
     assert_eq!(r.status().as_u16(), 405);
     assert!(server.stats().rejected.load(Ordering::Relaxed) >= cases.len() as u64 + 2);
+}
+
+#[test]
+fn nullable_fields_accept_null_over_http() {
+    let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
+    let body = json!({
+        "model": null, "messages": [{"role": "user", "content": "x"}],
+        "n": null, "stream": null, "temperature": null, "top_p": null, "stop": null,
+        "seed": null, "max_tokens": null, "max_completion_tokens": null,
+        "frequency_penalty": null, "presence_penalty": null, "logit_bias": null,
+        "logprobs": null, "top_logprobs": null, "user": null, "tools": null,
+        "tool_choice": null, "response_format": null, "stream_options": null,
+    });
+    let (status, v) = post(
+        &format!("{}/chat/completions", server.base_url()),
+        &body.to_string(),
+    );
+    assert_eq!(status, 200, "{v}");
+    // OpenAI's defaults: temperature 1; seed 0 here.
+    assert_eq!(v["choices"][0]["message"]["content"], "user=x t=1 seed=0");
+    let (status, v) = post(
+        &format!("{}/completions", server.base_url()),
+        r#"{"prompt": "p", "n": null, "stream": null, "echo": null, "best_of": null, "suffix": null}"#,
+    );
+    assert_eq!(status, 200, "{v}");
+}
+
+fn connect(server: &Server) -> TcpStream {
+    let s = TcpStream::connect(server.addr()).unwrap();
+    s.set_read_timeout(Some(SYNC_LIMIT)).unwrap();
+    s
+}
+
+/// Read until the server ends the stream; the error, if the connection was reset.
+fn read_all(s: &mut TcpStream) -> Result<String, std::io::Error> {
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn open_connections(server: &Server) -> u64 {
+    server.stats().connections_open.load(Ordering::SeqCst)
+}
+
+/// A chunk size that overflows the body length used to panic the connection thread
+/// and leak its slot for good (with a cap of 2, two such requests locked every client
+/// out). Now it is a 413, and the slots come back.
+#[test]
+fn an_overflowing_chunk_size_is_a_413_and_frees_its_slot() {
+    let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+        c.max_connections = 2
+    });
+    let attack = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\nffffffffffffffff\r\n";
+    // Both slots used by attackers that keep their sockets open afterwards.
+    let mut attackers = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(&server);
+        s.write_all(attack.as_bytes()).unwrap();
+        let out = read_all(&mut s).unwrap();
+        assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+        assert!(out.contains("request body over"), "{out}");
+        attackers.push(s);
+    }
+    wait_until("the attackers' slots are released", || {
+        open_connections(&server) == 0
+    });
+    assert_eq!(server.stats().panics.load(Ordering::SeqCst), 0);
+    // At the cap (one idle connection held, one request), a request succeeds.
+    let _idle = connect(&server);
+    wait_until("the idle connection is accepted", || {
+        open_connections(&server) == 1
+    });
+    let (status, v) = post(
+        &format!("{}/completions", server.base_url()),
+        r#"{"prompt": "after", "temperature": 0}"#,
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["choices"][0]["text"], "raw:after t=0 seed=0");
+    assert_eq!(
+        server.stats().connections_rejected.load(Ordering::SeqCst),
+        0
+    );
+}
+
+/// Sends the headers and the first half of the body, waits until the server has
+/// answered (the rejection is counted), then sends the rest: the way `http.client` and
+/// most clients write a POST, with the server's early answer in between and bytes
+/// still unread on the server's side when it answers.
+fn headers_then_body(server: &Server, counter: &Counter, headers: &str, body: &[u8]) -> String {
+    let before = counter(server);
+    let mut s = connect(server);
+    let (first, rest) = body.split_at(body.len() / 2);
+    s.write_all(&[headers.as_bytes(), first].concat()).unwrap();
+    wait_until("the server has answered", || counter(server) > before);
+    s.write_all(rest)
+        .expect("sending the body after the server's early answer");
+    read_all(&mut s).expect("reading the server's early answer")
+}
+
+/// Reads one of the server's counters.
+type Counter = dyn Fn(&Server) -> u64;
+
+#[test]
+fn the_503_at_the_connection_cap_reaches_a_client_that_writes_twice() {
+    let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+        c.max_connections = 2
+    });
+    let held = [connect(&server), connect(&server)];
+    wait_until("both held connections are accepted", || {
+        open_connections(&server) == 2
+    });
+    let body = vec![b' '; 64 << 10];
+    let headers = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let rejected = |s: &Server| s.stats().connections_rejected.load(Ordering::SeqCst);
+    for i in 0..20 {
+        let out = headers_then_body(&server, &rejected, &headers, &body);
+        assert!(out.starts_with("HTTP/1.1 503"), "attempt {i}: {out}");
+        assert!(out.contains("too many connections (limit 2)"), "{out}");
+    }
+    assert_eq!(rejected(&server), 20);
+    wait_until("lingering sockets are closed", || server.lingering() == 0);
+    // The rejected connections never held a slot; freeing one serves the next client.
+    drop(held);
+    wait_until("the held connections are closed", || {
+        open_connections(&server) == 0
+    });
+    let health = get_json(&format!("http://{}/health", server.addr()));
+    assert_eq!(health["connections_rejected"], 20, "{health}");
+    assert_eq!(health["connections_open"], 1, "{health}");
+    assert_eq!(health["max_connections"], 2, "{health}");
+}
+
+#[test]
+fn early_400_and_413_reach_a_client_that_writes_twice() {
+    let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+        c.max_body_bytes = 1000
+    });
+    let rejected = |s: &Server| s.stats().rejected.load(Ordering::SeqCst);
+    let body = vec![b'x'; 64 << 10];
+    for i in 0..10 {
+        let headers = format!(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let out = headers_then_body(&server, &rejected, &headers, &body);
+        assert!(out.starts_with("HTTP/1.1 413"), "attempt {i}: {out}");
+        assert!(out.contains("request body over 1000 bytes"), "{out}");
+        let headers = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1e5\r\n\r\n";
+        let out = headers_then_body(&server, &rejected, headers, &body);
+        assert!(out.starts_with("HTTP/1.1 400"), "attempt {i}: {out}");
+        assert!(out.contains("bad Content-Length"), "{out}");
+    }
+    wait_until("lingering sockets are closed", || server.lingering() == 0);
+}
+
+#[test]
+fn the_body_limit_is_exact_for_both_framings() {
+    let limit = 1000;
+    let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+        c.max_body_bytes = limit
+    });
+    let url = format!("{}/completions", server.base_url());
+    let exact = |n: usize| {
+        let mut b = r#"{"prompt": "p", "temperature": 0}"#.to_string();
+        while b.len() < n {
+            b.insert(1, ' ');
+        }
+        b
+    };
+    let (status, v) = post(&url, &exact(limit));
+    assert_eq!(status, 200, "a body of exactly the limit: {v}");
+    let (status, v) = post(&url, &exact(limit + 1));
+    assert_eq!(status, 413, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over 1000 bytes")
+    );
+    // Chunked: the running total counts, however the chunks are cut.
+    for (total, want) in [(limit, "HTTP/1.1 200"), (limit + 1, "HTTP/1.1 413")] {
+        let body = exact(total);
+        let (a, b) = body.split_at(600);
+        let req = format!(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+            a.len(),
+            b.len()
+        );
+        let mut s = connect(&server);
+        s.write_all(req.as_bytes()).unwrap();
+        let out = read_all(&mut s).unwrap();
+        assert!(out.starts_with(want), "{total}: {out}");
+    }
+    // Ambiguous framing is refused.
+    let mut s = connect(&server);
+    s.write_all(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n").unwrap();
+    let out = read_all(&mut s).unwrap();
+    assert!(
+        out.starts_with("HTTP/1.1 400") && out.contains("both Content-Length"),
+        "{out}"
+    );
+}
+
+#[test]
+fn idle_connections_are_closed_and_free_their_slots() {
+    let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+        c.max_connections = 1;
+        c.idle_timeout = Duration::from_millis(200);
+    });
+    // A connection that never sends is closed by the server (not by this client's
+    // read timeout, which is SYNC_LIMIT).
+    let mut idle = connect(&server);
+    assert_eq!(read_all(&mut idle).unwrap(), "", "closed without an answer");
+    wait_until("the idle connection's slot is free", || {
+        open_connections(&server) == 0
+    });
+    // A request that stalls half-way is answered 408, which clients retry.
+    let mut s = connect(&server);
+    s.write_all(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"pro")
+        .unwrap();
+    let out = read_all(&mut s).unwrap();
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    assert!(out.contains("idle timeout"), "{out}");
+    wait_until("the stalled connection's slot is free", || {
+        open_connections(&server) == 0
+    });
+    // A keep-alive connection is served, then closed once idle; the cap of 1 then
+    // admits the next client.
+    let mut s = connect(&server);
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let out = read_all(&mut s).unwrap();
+    assert!(
+        out.starts_with("HTTP/1.1 200") && out.contains("Connection: keep-alive"),
+        "{out}"
+    );
+    wait_until("the keep-alive connection's slot is free", || {
+        open_connections(&server) == 0
+    });
+    let (status, _) = post(
+        &format!("{}/completions", server.base_url()),
+        r#"{"prompt": "p"}"#,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        server.stats().connections_rejected.load(Ordering::SeqCst),
+        0
+    );
 }
 
 #[test]
@@ -971,7 +1445,9 @@ fn shutdown_releases_the_port_and_closes_idle_connections() {
     let addr = server.addr();
     // An idle keep-alive connection must not keep the server alive.
     let idle = TcpStream::connect(addr).unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    wait_until("the idle connection is accepted", || {
+        open_connections(&server) == 1
+    });
     server.shutdown();
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
     drop(idle);
@@ -1011,8 +1487,9 @@ mod real_model {
         model.name
     }
 
-    /// Start `hrl serve` on a free port; returns the process and its base URL.
-    fn start_hrl_serve(model: &str) -> (ServeProcess, String) {
+    /// Start `hrl serve` on a free port (with `cache_args`, e.g. `--no-cache`);
+    /// returns the process and its base URL.
+    fn start_hrl_serve(model: &str, cache_args: &[&str]) -> (ServeProcess, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hrl"))
             .args([
                 "serve",
@@ -1026,8 +1503,8 @@ mod real_model {
                 "512",
                 "--n-parallel",
                 "4",
-                "--no-cache",
             ])
+            .args(cache_args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -1053,6 +1530,53 @@ mod real_model {
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("not a loopback address"), "{err}");
+    }
+
+    /// One rule for sampling ranges: `hrl generate` refuses what `hrl serve` refuses,
+    /// with the same message (`Sampling::validate`), before loading any model.
+    #[test]
+    fn generate_and_serve_apply_the_same_sampling_ranges() {
+        let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
+        for (flag, value, field) in [
+            (
+                "--top-p",
+                "0",
+                "top_p = 0 is out of range: must be in (0, 1]",
+            ),
+            (
+                "--temperature",
+                "150",
+                "temperature = 150 is out of range: must be between 0 and 100",
+            ),
+            (
+                "--min-p",
+                "1.5",
+                "min_p = 1.5 is out of range: must be in [0, 1]",
+            ),
+            (
+                "--max-tokens",
+                "0",
+                "max_tokens = 0 is out of range: must be at least 1",
+            ),
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+                .args(["generate", "--model", "/nonexistent.gguf", "--prompt", "x"])
+                .args([flag, value, "--no-cache"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(field), "{flag} {value}: {err}");
+            let json_field = flag.trim_start_matches("--").replace('-', "_");
+            let number: Value = serde_json::from_str(value).unwrap();
+            let (status, v) = post(
+                &format!("{}/completions", server.base_url()),
+                &json!({"prompt": "x", json_field.as_str(): number}).to_string(),
+            );
+            assert_eq!(status, 400, "{v}");
+            let msg = v["error"]["message"].as_str().unwrap();
+            assert!(msg.contains(field), "{msg}");
+        }
     }
 
     #[test]
@@ -1113,6 +1637,233 @@ mod real_model {
         assert!(err.contains("does not serve model \"nope\""), "{err}");
     }
 
+    /// `hrl serve` answers a repeated request from its completion cache, across
+    /// clients and across a restart of the server, with the text computed first.
+    #[test]
+    fn hrl_serve_answers_repeated_requests_from_its_completion_cache() {
+        let name = installed_default_model();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("serve-cache.sqlite");
+        let cache_arg = cache.to_str().unwrap();
+        let body = json!({
+            "model": name,
+            "messages": [{"role": "user", "content": "Name a color."}],
+            "temperature": 0, "max_tokens": 8,
+        })
+        .to_string();
+        let ask = |url: &str| {
+            let (status, v) = post(&format!("{url}/chat/completions"), &body);
+            assert_eq!(status, 200, "{v}");
+            let c = &v["choices"][0];
+            (
+                c["message"]["content"].as_str().unwrap().to_string(),
+                c["hrl_cached"].as_bool().unwrap(),
+            )
+        };
+        let (first_text, first_cached) = {
+            let (_serve, url) = start_hrl_serve(name, &["--cache", cache_arg]);
+            let first = ask(&url);
+            let again = ask(&url);
+            assert!(!first.1, "the first request must run the model");
+            assert_eq!(again, (first.0.clone(), true), "a repeat is a cache hit");
+            first
+        };
+        assert!(!first_cached && !first_text.is_empty());
+        // A new server process on the same cache file answers without the model.
+        let (_serve, url) = start_hrl_serve(name, &["--cache", cache_arg]);
+        assert_eq!(ask(&url), (first_text.clone(), true));
+        // The client sees the hit too, and the entry is keyed by the GGUF's sha256,
+        // so `hrl generate` on the same model file would share it.
+        let client = OpenAiExecutor::connect(OpenAiConfig::new(url, name)).unwrap();
+        let mut r = greedy(Prompt::Chat(vec![Message::user("Name a color.")]));
+        r.sampling.max_tokens = 8;
+        let c = client.complete(&r).unwrap();
+        assert!(c.cached);
+        assert_eq!(c.text, first_text);
+        let out = Command::new(env!("CARGO_BIN_EXE_hrl"))
+            .args(["cache", "stats", "--json", "--cache", cache_arg])
+            .output()
+            .unwrap();
+        let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(stats["entries"], 1, "{stats}");
+        assert_eq!(stats["models"][0]["model_id"], client.model_id());
+    }
+
+    fn cache_entries(path: &std::path::Path) -> u64 {
+        harness_rl::executor::cache::CompletionCache::open_existing(path)
+            .unwrap()
+            .map_or(0, |c| c.stats().unwrap().entries)
+    }
+
+    fn jsonl(out: &[u8]) -> Vec<Value> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// `hrl generate --prompts` killed with SIGKILL mid-run keeps every completion
+    /// it had finished; the rerun answers exactly those from the cache. Driven by
+    /// synchronisation: the sixth request blocks inside the served executor until the
+    /// test has killed the client.
+    #[test]
+    fn a_killed_generate_run_keeps_the_completions_it_finished() {
+        let (blocked, release) = (Gate::default(), Gate::default());
+        let sim =
+            Arc::new(SimulatedExecutor::new(Duration::ZERO).slow_requests(&blocked, &release));
+        let server = serve(sim.clone());
+        let dir = tempfile::tempdir().unwrap();
+        let prompts = dir.path().join("prompts.jsonl");
+        let lines: Vec<String> = (0..10)
+            .map(|i| {
+                let p = if i == 5 {
+                    "SLOW".to_string()
+                } else {
+                    format!("q{i}")
+                };
+                json!({"id": i, "prompt": p}).to_string()
+            })
+            .collect();
+        std::fs::write(&prompts, lines.join("\n")).unwrap();
+        let cache = dir.path().join("c.sqlite");
+        let generate = || {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_hrl"));
+            c.args([
+                "generate",
+                "--endpoint",
+                &server.base_url(),
+                "--model",
+                "sim",
+            ])
+            .args(["--max-connections", "1", "--max-tokens", "5", "--json"])
+            .arg("--prompts")
+            .arg(&prompts)
+            .arg("--cache")
+            .arg(&cache);
+            c
+        };
+        let mut child = generate()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // One request at a time, in order: when the sixth is in the executor, the
+        // first five are done.
+        assert!(blocked.wait(SYNC_LIMIT), "the sixth request never arrived");
+        wait_until("the five finished completions are in the cache", || {
+            cache_entries(&cache) == 5
+        });
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the run was killed, not finished");
+        release.open();
+        assert_eq!(cache_entries(&cache), 5);
+
+        let out = generate().output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("5 hits, 5 misses"), "{err}");
+        let rows = jsonl(&out.stdout);
+        assert_eq!(rows.len(), 10);
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row["id"], i, "{row}");
+            assert_eq!(row["cached"], i < 5, "{row}");
+            let prompt = if i == 5 {
+                "SLOW".to_string()
+            } else {
+                format!("q{i}")
+            };
+            assert!(
+                row["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("user={prompt} ")),
+                "{row}"
+            );
+        }
+        assert_eq!(cache_entries(&cache), 10);
+    }
+
+    /// The same with the real model: the llama.cpp executor reports each completion
+    /// as its sequence ends, and the cache keeps it. Six prompts, one sequence at a
+    /// time, each running to `--max-tokens 48` (checked below): the run is killed as
+    /// soon as the first completion is on disk, with at least 5 × 48 tokens of work
+    /// left, so it cannot have finished.
+    #[test]
+    fn a_killed_llama_generate_run_keeps_the_completions_it_finished() {
+        let name = installed_default_model();
+        let dir = tempfile::tempdir().unwrap();
+        let prompts = dir.path().join("prompts.jsonl");
+        let texts = [
+            "Count from 1 to 200, separated by commas.",
+            "List the numbers from 300 to 500, one per line.",
+            "Write a long story about a dragon who learns to bake bread.",
+            "Write a long essay about the history of the bicycle.",
+            "Count backwards from 100 to 1, separated by spaces.",
+            "Write a long poem about the sea, with at least twenty lines.",
+        ];
+        let lines: Vec<String> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| json!({"id": i, "prompt": p}).to_string())
+            .collect();
+        std::fs::write(&prompts, lines.join("\n")).unwrap();
+        let cache = dir.path().join("c.sqlite");
+        let generate = || {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_hrl"));
+            c.args([
+                "generate",
+                "--model",
+                name,
+                "--n-parallel",
+                "1",
+                "--threads",
+                "1",
+            ])
+            .args(["--ctx-per-seq", "512", "--max-tokens", "48", "--json"])
+            .arg("--prompts")
+            .arg(&prompts)
+            .arg("--cache")
+            .arg(&cache);
+            c
+        };
+        let mut child = generate()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until("a first completion is in the cache", || {
+            cache_entries(&cache) >= 1
+        });
+        child.kill().unwrap();
+        assert!(!child.wait().unwrap().success());
+        let kept = cache_entries(&cache);
+        assert!(
+            (1..texts.len() as u64).contains(&kept),
+            "{kept} of {} completions cached when the run was killed",
+            texts.len()
+        );
+
+        let out = generate().output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let misses = texts.len() as u64 - kept;
+        assert!(
+            err.contains(&format!("{kept} hits, {misses} misses")),
+            "{err}"
+        );
+        let rows = jsonl(&out.stdout);
+        let cached: Vec<bool> = rows.iter().map(|r| r["cached"] == true).collect();
+        // One sequence at a time: the first `kept` prompts finished first.
+        let want: Vec<bool> = (0..texts.len() as u64).map(|i| i < kept).collect();
+        assert_eq!(cached, want);
+        for r in &rows {
+            // The premise of the margin above: every completion ran to the limit.
+            assert_eq!(r["finish_reason"], "length", "{r}");
+            assert_eq!(r["usage"]["completion_tokens"], 48, "{r}");
+        }
+    }
+
     fn greedy(prompt: Prompt) -> Request {
         Request {
             prompt,
@@ -1126,7 +1877,7 @@ mod real_model {
     #[test]
     fn http_executor_against_hrl_serve_gives_the_in_process_greedy_text() {
         let name = installed_default_model();
-        let (_serve, url) = start_hrl_serve(name);
+        let (_serve, url) = start_hrl_serve(name, &["--no-cache"]);
         let mut opts = LlamaOptions::for_model(name).unwrap();
         opts.n_threads = 1;
         opts.n_ctx_per_seq = 512;

@@ -194,14 +194,21 @@ fn prefix_reuse_gives_the_same_text_and_computes_the_prefix_once() {
             )
         })
         .collect();
+    // Unaligned mode (prefill_block = 0): reuse at any length (the exact lcp below).
     let plain = load(|o| {
         o.n_parallel = 10;
         o.prefix_reuse = false;
+        o.prefix_cache = false;
+        o.prefill_block = 0;
     });
     let base = ok(plain.complete_batch(&reqs));
     let s0 = plain.stats();
     drop(plain);
-    let reuse = load(|o| o.n_parallel = 10);
+    let reuse = load(|o| {
+        o.n_parallel = 10;
+        o.prefix_cache = false;
+        o.prefill_block = 0;
+    });
     let tokens: Vec<Vec<i32>> = reqs
         .iter()
         .map(|r| reuse.tokenize(&r.prompt).unwrap())
@@ -262,14 +269,117 @@ fn prefix_reuse_gives_the_same_text_and_computes_the_prefix_once() {
     );
 }
 
-/// Floor for the share of identical greedy texts with and without prefix reuse.
+/// Floor for the share of identical greedy texts with and without prefix reuse
+/// (unaligned mode).
 const PREFIX_AGREEMENT_FLOOR: f64 = 0.6;
+
+/// 24 chat prompts under one ~130-token harness system prompt (family questions).
+fn harness_prompts() -> Vec<Request> {
+    let sys = "You are an expert Python programmer. Solve each problem by writing a short, \
+        correct Python program.\n\nInstructions:\n- Write a complete Python program that \
+        computes the answer and prints only the answer.\n- Copy the numbers from the \
+        question into the program; the program must not read input.\n- Use exact integer \
+        arithmetic.\n\nNotes:\n- The program's standard output is taken as the answer.";
+    let mut v = Vec::new();
+    for fam in ["gcd", "count_primes", "maze"] {
+        let f = harness_rl::families::get(fam).unwrap();
+        for i in 0..8 {
+            let inst = harness_rl::families::generate(
+                f,
+                harness_rl::families::Level::new(1).unwrap(),
+                1,
+                i,
+            );
+            let user = format!(
+                "{}\n\nWrite a Python program that prints only the answer, {}.",
+                inst.question_body(),
+                inst.answer_format()
+            );
+            v.push(greedy(
+                Prompt::Chat(vec![Message::system(sys), Message::user(user)]),
+                24,
+            ));
+        }
+    }
+    v
+}
+
+/// Block mode (the default): prompts are computed in 64-position blocks and reused
+/// in whole blocks, from live sequences and from the prefix cache of finished ones.
+/// Greedy texts equal single runs without any reuse; a second round is served from
+/// the cache and equal again. (Unaligned reuse of the same prompts gave 10/24.)
+#[test]
+fn prefix_cache_and_blocks_keep_greedy_outputs_equal_to_single_runs() {
+    let reqs = harness_prompts();
+    let single = load(|o| {
+        o.n_parallel = 1;
+        o.prefix_reuse = false;
+        o.prefix_cache = false;
+    });
+    let alone: Vec<Completion> = reqs.iter().map(|r| single.complete(r).unwrap()).collect();
+    let s0 = single.stats();
+    assert_eq!(s0.prompt_tokens_reused, 0);
+    let tokens: Vec<Vec<i32>> = reqs
+        .iter()
+        .map(|r| single.tokenize(&r.prompt).unwrap())
+        .collect();
+    drop(single);
+    let total: u64 = tokens.iter().map(|t| t.len() as u64).sum();
+    let exec = load(|o| o.n_parallel = 8);
+    for round in 0..2 {
+        let before = exec.stats();
+        let got = ok(exec.complete_batch(&reqs));
+        let after = exec.stats();
+        for (i, (a, b)) in alone.iter().zip(&got).enumerate() {
+            assert_eq!(a.text, b.text, "round {round}, prompt {i}");
+            let c = b.usage.cached_prompt_tokens as usize;
+            assert_eq!(c % 64, 0, "reuse is in whole blocks");
+            // Never more than the prompt shares with some other prompt (or itself,
+            // from the cache in round 1), and always one token left to compute.
+            let best = (0..reqs.len())
+                .filter(|&j| j != i || round == 1)
+                .map(|j| lcp(&tokens[i], &tokens[j]))
+                .max()
+                .unwrap();
+            assert!(
+                c <= best.min(tokens[i].len() - 1),
+                "prompt {i}: {c} > {best}"
+            );
+        }
+        let reused = after.prompt_tokens_reused - before.prompt_tokens_reused;
+        let computed = after.prompt_tokens_computed - before.prompt_tokens_computed;
+        assert_eq!(computed + reused, total, "round {round}");
+        let cached: u64 = got
+            .iter()
+            .map(|c| c.usage.cached_prompt_tokens as u64)
+            .sum();
+        assert_eq!(cached, reused);
+        let from_cache = after.prompt_tokens_from_cache - before.prompt_tokens_from_cache;
+        // The whole blocks of the prefix every prompt shares (system prompt, template).
+        let shared = tokens.iter().map(|t| lcp(t, &tokens[0])).min().unwrap() / 64 * 64;
+        assert!(shared >= 64, "the harness prompt spans a block");
+        if round == 0 {
+            // The first request computes the shared blocks; every other one reuses
+            // them, from a live sequence or (24 requests, 8 slots) from the cache.
+            assert!(reused >= 23 * shared as u64, "{after:?}");
+            assert!(from_cache > 0, "{after:?}");
+        } else {
+            // Every request finds at least the shared blocks in the cache.
+            assert!(reused >= 24 * shared as u64, "{after:?}");
+            assert!(from_cache >= 16 * shared as u64, "{after:?}");
+        }
+    }
+}
 
 #[test]
 fn continuous_batching_reuses_live_prefixes_and_matches_single_runs() {
     // More requests than slots: later ones are admitted as earlier ones finish, and
-    // copy their prefix from a sequence that is still generating.
-    let exec = load(|o| o.n_parallel = 2);
+    // copy their prefix from a sequence that is still generating (or kept in the
+    // prefix cache). The harness is short: blocks of 8 positions.
+    let exec = load(|o| {
+        o.n_parallel = 2;
+        o.prefill_block = 8;
+    });
     let harness = "Answer with a single word. Do not explain. Be brief and exact.";
     let reqs: Vec<Request> = [
         "Color of grass?",
@@ -295,6 +405,8 @@ fn continuous_batching_reuses_live_prefixes_and_matches_single_runs() {
     let alone = load(|o| {
         o.n_parallel = 1;
         o.prefix_reuse = false;
+        o.prefix_cache = false;
+        o.prefill_block = 8;
     });
     for (r, c) in reqs.iter().zip(&got) {
         let single = alone.complete(r).expect("single");
@@ -326,6 +438,32 @@ fn concurrent_callers_share_the_executor() {
     for (a, b) in together.iter().zip(&from_threads) {
         assert_eq!(a.text, b.text);
     }
+}
+
+/// `complete_batch_progress` reports each request once, with the result it returns,
+/// as its sequence finishes: a 2-token request that shares the batch with a 24-token
+/// one is reported first (the default, batch-at-the-end report would give 0 then 1).
+#[test]
+fn each_completion_is_reported_as_its_sequence_finishes() {
+    let exec = load(|o| o.n_parallel = 2);
+    let reqs = vec![
+        greedy(chat("Count from 1 to 200, separated by commas."), 24),
+        greedy(chat("Count from 1 to 200, separated by commas."), 2),
+    ];
+    let reported = std::sync::Mutex::new(Vec::new());
+    let out = ok(exec.complete_batch_progress(&reqs, &|i, r| {
+        reported
+            .lock()
+            .unwrap()
+            .push((i, r.as_ref().expect("completion").text.clone()));
+    }));
+    // The premise: the first request really generates longer.
+    assert_eq!(out[0].usage.completion_tokens, 24, "{:?}", out[0]);
+    assert_eq!(out[1].usage.completion_tokens, 2);
+    assert_eq!(
+        *reported.lock().unwrap(),
+        vec![(1, out[1].text.clone()), (0, out[0].text.clone())]
+    );
 }
 
 #[test]

@@ -14,8 +14,8 @@ use harness_rl::lcb::loader::{self, LoadOptions, decode_private_tests};
 use harness_rl::lcb::pickle::{PickleError, unpickle_string};
 use harness_rl::lcb::split::{self, SplitSpec};
 use harness_rl::lcb::{
-    ContestDate, DateBound, DateWindow, GradeConfig, Grader, LcbError, Problem, ReleaseTag, Source,
-    TestCase, TestCode, TestType, pass_at_k,
+    ContestDate, DateBound, DateWindow, GradeConfig, Grader, LcbError, Problem, ReleaseTag,
+    Semantics, Source, TestCase, TestCode, TestType, TimeoutClock, pass_at_k,
 };
 use harness_rl::sandbox::SandboxConfig;
 use serde_json::Value;
@@ -752,13 +752,27 @@ fn problem(tests: Vec<(&str, &str)>, func: Option<&str>) -> Problem {
     }
 }
 
+/// A judge-semantics grader whose per-test limit is CPU time (6 s unless the test sets
+/// another): on a loaded machine waiting for a core does not turn a correct solution into
+/// a time-limit failure, and a spinning one still hits the limit.
 fn grader_with(f: impl FnOnce(&mut GradeConfig)) -> Grader {
     let mut cfg = GradeConfig {
-        timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(6),
+        clock: TimeoutClock::Cpu,
         ..GradeConfig::default()
     };
     f(&mut cfg);
     Grader::new(SandboxConfig::default(), cfg).expect("the isolated sandbox is available")
+}
+
+/// A reference-semantics grader (LiveCodeBench's runner: the per-test limit is wall time,
+/// so correct solutions get a generous one).
+fn reference_grader(f: impl FnOnce(&mut GradeConfig)) -> Grader {
+    grader_with(|c| {
+        c.semantics = Semantics::Reference;
+        c.clock = TimeoutClock::Wall;
+        f(c)
+    })
 }
 
 fn codes(g: &Grader, p: &Problem, code: &str) -> Vec<i32> {
@@ -920,11 +934,15 @@ fn hostile_solutions_fail_cleanly() {
 fn cpu_clock_ignores_waiting_but_not_spinning() {
     let p = problem(vec![("1", "1"), ("2", "2")], None);
     let sleepy = "import time\ntime.sleep(1.5)\nprint(input())";
-    let wall = grader_with(|c| c.timeout = Duration::from_millis(800));
+    let wall = grader_with(|c| {
+        c.timeout = Duration::from_millis(800);
+        c.clock = TimeoutClock::Wall;
+    });
+    // Sleeping 1.5 s always passes an 0.8 s wall limit, however busy the machine.
     assert_eq!(codes(&wall, &p, sleepy), vec![-3]);
     let cpu = grader_with(|c| {
         c.timeout = Duration::from_millis(800);
-        c.clock = harness_rl::lcb::TimeoutClock::Cpu;
+        c.clock = TimeoutClock::Cpu;
     });
     assert_eq!(codes(&cpu, &p, sleepy), vec![1, 1]);
     assert_eq!(codes(&cpu, &p, "while True: pass"), vec![-3]);
@@ -1052,6 +1070,509 @@ fn fixture_solutions_through_the_library() {
     assert_eq!(seen_codes.into_iter().collect::<Vec<_>>(), vec![-4, -3, -2]);
 }
 
+// ------------------------------------------- fidelity to LiveCodeBench's evaluation
+
+/// Both semantics must give these codes (the reference runner's verdicts, measured with
+/// scripts/lcb_differential.sh).
+fn both_semantics() -> [(&'static str, Grader); 2] {
+    [
+        ("judge", grader_with(|_| {})),
+        ("reference", reference_grader(|_| {})),
+    ]
+}
+
+#[test]
+fn int_str_limit_is_fifty_thousand_digits_as_in_livecodebench() {
+    // LiveCodeBench raises Python's int/str limit (4,300 digits by default) to 50,000 for
+    // its whole evaluation; printing a 6,021-digit power or adding 5,000-digit inputs works.
+    let a = "7".repeat(5000);
+    let b = "3".repeat(4990);
+    // The expected sum by schoolbook addition on the digit strings.
+    let sum = {
+        let (x, y) = (a.as_bytes(), b.as_bytes());
+        let (mut out, mut carry) = (Vec::new(), 0u8);
+        for i in 0..x.len() {
+            let d = (x[x.len() - 1 - i] - b'0')
+                + if i < y.len() {
+                    y[y.len() - 1 - i] - b'0'
+                } else {
+                    0
+                }
+                + carry;
+            out.push(b'0' + d % 10);
+            carry = d / 10;
+        }
+        if carry > 0 {
+            out.push(b'0' + carry);
+        }
+        out.reverse();
+        String::from_utf8(out).unwrap()
+    };
+    let p = problem(vec![(&format!("{a}\n{b}\n"), &sum)], None);
+    let pow = problem(vec![("20000\n", "")], None);
+    for (name, g) in both_semantics() {
+        assert_eq!(
+            codes(&g, &p, "print(int(input()) + int(input()))"),
+            vec![1],
+            "{name}"
+        );
+        // 2**20000 has 6,021 digits: it converts (the output is then simply wrong here).
+        let r = g.grade(&pow, "print(2 ** int(input()))", 0).unwrap();
+        assert_eq!(r.results[0].code, TestCode::WrongAnswer, "{name}");
+        // 10**60000 has 60,001 digits: over the limit in both.
+        let r = g.grade(&pow, "print(10 ** 60000)", 0).unwrap();
+        assert_eq!(r.results[0].code, TestCode::RuntimeError, "{name}");
+        assert!(
+            r.results[0].message.contains("ValueError") || r.results[0].message.contains("Exceeds"),
+            "{name}: {}",
+            r.results[0].message
+        );
+    }
+    // Functional: a big integer argument and return value.
+    let f = problem(
+        vec![(&"9".repeat(6000), &format!("1{}", "0".repeat(6000)))],
+        Some("inc"),
+    );
+    for (name, g) in both_semantics() {
+        assert_eq!(
+            codes(&g, &f, "def inc(x):\n    return x + 1"),
+            vec![1],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn only_a_top_level_tuple_becomes_a_list() {
+    let p = problem(
+        vec![
+            ("[[1, 2], [3, 4]]", "[[1, 3], [2, 4]]"),
+            ("[[5, 6]]", "[[5], [6]]"),
+        ],
+        Some("transpose"),
+    );
+    let zip = "class Solution:\n    def transpose(self, m):\n        return list(zip(*m))";
+    let tuple_of_lists = "class Solution:\n    def transpose(self, m):\n        return tuple(list(r) for r in zip(*m))";
+    let lists =
+        "class Solution:\n    def transpose(self, m):\n        return [list(r) for r in zip(*m)]";
+    let d = problem(vec![("1", "{\"a\": [1, 2]}")], Some("f"));
+    let dict_tuple = "class Solution:\n    def f(self, x):\n        return {'a': (1, 2)}";
+    let dict_list = "class Solution:\n    def f(self, x):\n        return {'a': [1, 2]}";
+    for (name, g) in both_semantics() {
+        assert_eq!(
+            codes(&g, &p, zip),
+            vec![-2],
+            "{name}: a list of tuples is wrong"
+        );
+        assert_eq!(codes(&g, &p, tuple_of_lists), vec![1, 1], "{name}");
+        assert_eq!(codes(&g, &p, lists), vec![1, 1], "{name}");
+        assert_eq!(codes(&g, &d, dict_tuple), vec![-2], "{name}");
+        assert_eq!(codes(&g, &d, dict_list), vec![1], "{name}");
+    }
+}
+
+#[test]
+fn stderr_is_not_capped_and_stdout_is_capped_per_test() {
+    // 3 MiB of standard error in each of 8 tests (24 MiB in all) is not an output limit:
+    // standard error is drained per test and not compared.
+    let tests: Vec<(String, String)> = (1..=8)
+        .map(|k| (format!("{k}\n"), format!("{}", 2 * k)))
+        .collect();
+    let p = problem(
+        tests
+            .iter()
+            .map(|(i, o)| (i.as_str(), o.as_str()))
+            .collect(),
+        None,
+    );
+    let noisy =
+        "import sys\nn = int(input())\nsys.stderr.write(('x' * 1023 + '\\n') * 3072)\nprint(2 * n)";
+    for (name, g) in both_semantics() {
+        assert_eq!(codes(&g, &p, noisy), vec![1; 8], "{name}");
+    }
+    // Standard output is capped per test (judge semantics): 70 MiB of trailing blanks in
+    // one test is an output-limit runtime error; the reference runner keeps it in memory.
+    let blanks = "import sys\nprint(2 * int(input()))\nsys.stdout.write(' ' * (70 << 20))";
+    let q = problem(vec![("1\n", "2")], None);
+    let r = grader_with(|_| {}).grade(&q, blanks, 0).unwrap();
+    assert_eq!(r.results[0].code, TestCode::RuntimeError);
+    assert!(
+        r.results[0].message.contains("Output Limit Exceeded"),
+        "{}",
+        r.results[0].message
+    );
+    assert_eq!(codes(&reference_grader(|_| {}), &q, blanks), vec![1]);
+    // A background process that keeps writing to standard error after the test's
+    // process ended does not hold the test open (it is killed with the test's group).
+    let background = "import os, sys\nif os.fork() == 0:\n    while True:\n        sys.stderr.write('x' * 4096)\nprint(2 * int(input()))";
+    assert_eq!(codes(&grader_with(|_| {}), &q, background), vec![1]);
+    // Just under the cap is fine.
+    let under = "import sys\nprint(2 * int(input()))\nsys.stdout.write(' ' * (60 << 20))";
+    assert_eq!(codes(&grader_with(|_| {}), &q, under), vec![1]);
+}
+
+#[test]
+fn exact_numbers_and_signalling_nans() {
+    // Python's ==: Fraction(15, 4) == 3.75 and Decimal("3.75") == 3.75, but
+    // Fraction(1, 3) != 1/3 as a float; a returned signalling NaN cannot be compared.
+    let p = problem(
+        vec![("[3, 4, 4, 4]", "3.75"), ("[1, 2]", "1.5")],
+        Some("mean"),
+    );
+    let third = problem(vec![("1", "0.3333333333333333")], Some("third"));
+    for (name, g) in both_semantics() {
+        for ok in [
+            "from fractions import Fraction\nclass Solution:\n    def mean(self, r):\n        return Fraction(sum(r), len(r))",
+            "from decimal import Decimal\nclass Solution:\n    def mean(self, r):\n        return Decimal(sum(r)) / len(r)",
+            "class Solution:\n    def mean(self, r):\n        return sum(r) / len(r)",
+        ] {
+            assert_eq!(codes(&g, &p, ok), vec![1, 1], "{name}: {ok}");
+        }
+        assert_eq!(
+            codes(
+                &g,
+                &third,
+                "from fractions import Fraction\ndef third(n):\n    return Fraction(n, 3)"
+            ),
+            vec![-2],
+            "{name}"
+        );
+        let snan = "from decimal import Decimal\nclass Solution:\n    def mean(self, r):\n        return Decimal('sNaN')";
+        assert_eq!(codes(&g, &p, snan), vec![-4], "{name}");
+        let nan = "from decimal import Decimal\nclass Solution:\n    def mean(self, r):\n        return Decimal('NaN')";
+        assert_eq!(codes(&g, &p, nan), vec![-2], "{name}");
+    }
+    // Printed: "sNaN" reached in the token comparison is a runtime error (LiveCodeBench's
+    // comparison raises InvalidOperation there), "NaN" a wrong answer.
+    let s = problem(vec![("1\n", "0.5"), ("2\n", "1")], None);
+    let judge = grader_with(|_| {});
+    let r = judge.grade(&s, "input()\nprint('sNaN')", 0).unwrap();
+    assert_eq!(r.results[0].code, TestCode::RuntimeError);
+    assert!(
+        r.results[0].message.contains("signalling NaN"),
+        "{}",
+        r.results[0].message
+    );
+    assert_eq!(codes(&judge, &s, "input()\nprint('NaN')"), vec![-2]);
+    // A different token count is a wrong answer before any token is compared.
+    assert_eq!(codes(&judge, &s, "input()\nprint('sNaN 1')"), vec![-2]);
+    // The reference runner's error escapes its test loop: one -4 for the whole solution.
+    let late = "n = int(input())\nprint(n / 2 if n == 1 else 'sNaN')";
+    assert_eq!(codes(&judge, &s, late), vec![1, -4]);
+    assert_eq!(codes(&reference_grader(|_| {}), &s, late), vec![-4]);
+}
+
+#[test]
+fn fixture_problems_of_the_fidelity_defects() {
+    // One fixture problem per defect fixed in issue 14, each with a reference solution
+    // that needs the fix and a wrong one: hrc026_b (4,300+ digit integers), 9111 (nested
+    // tuples), 9010C (3 MiB of stderr in each of 9 tests), 9112 (a Fraction answer).
+    let ds = load("release_latest");
+    let sols = |name: &str| -> BTreeMap<String, String> {
+        std::fs::read_to_string(fixtures().join("solutions").join(name))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["question_id"].as_str().unwrap().into(),
+                    v["code"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let (good, bad) = (sols("reference.jsonl"), sols("wrong.jsonl"));
+    let expect_wrong: [(&str, Vec<i32>); 4] = [
+        ("hrc026_b", vec![1, -4]), // float() of a 4,301-digit number overflows
+        ("9111", vec![-2]),        // a list of tuples
+        ("9010C", vec![-2]),       // debugging output on stdout
+        ("9112", vec![-2]),        // rounded to one decimal
+    ];
+    for (name, g) in both_semantics() {
+        for (id, wrong) in &expect_wrong {
+            let p = ds.get(id).unwrap_or_else(|| panic!("fixture {id}"));
+            let n = p.public_test_cases.len() + p.private_test_cases.len();
+            assert!(n >= 6, "{id} has {n} tests");
+            assert_eq!(
+                codes(&g, p, &good[*id]),
+                vec![1; n],
+                "{name}: reference of {id}"
+            );
+            assert_eq!(
+                &codes(&g, p, &bad[*id]),
+                wrong,
+                "{name}: wrong solution of {id}"
+            );
+        }
+    }
+    let p = ds.get("9010C").unwrap();
+    assert!(p.public_test_cases.len() + p.private_test_cases.len() >= 6);
+    assert!(good["9010C"].contains("3 * 1024") && good["9010C"].contains("sys.stderr"));
+}
+
+#[test]
+fn reference_semantics_reproduce_the_runner_and_judge_semantics_differ_as_declared() {
+    // Each row: a declared difference (README, "judge and reference semantics"), a
+    // program, the judge codes and the codes LiveCodeBench's runner gives (checked against
+    // the runner itself by scripts/lcb_differential.sh).
+    let sum = problem(vec![("3 4\n", "7"), ("10 -2\n", "8")], None);
+    let f = problem(vec![("1", "1"), ("2", "2")], Some("f"));
+    // (difference, problem, program, judge codes, reference codes)
+    type Row<'a> = (&'a str, &'a Problem, &'a str, &'a [i32], &'a [i32]);
+    let rows: &[Row] = &[
+        (
+            "wrapped-globals",
+            &sum,
+            "total = 0\ndef add(x):\n    global total\n    total += x\nfor t in input().split():\n    add(int(t))\nprint(total)",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "main-guard",
+            &sum,
+            "def main():\n    print(sum(map(int, input().split())))\nif __name__ == '__main__':\n    main()\ndone = 1",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "main-guard",
+            &sum,
+            "def main():\n    print(sum(map(int, input().split())))\nif '__main__' == __name__:\n    main()",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "main-guard (last: unwrapped)",
+            &sum,
+            "def main():\n    print(sum(map(int, input().split())))\nif __name__ == '__main__':\n    main()",
+            &[1, 1],
+            &[1, 1],
+        ),
+        (
+            "module-return",
+            &sum,
+            "print(sum(map(int, input().split())))\nreturn",
+            &[-4],
+            &[1, 1],
+        ),
+        (
+            "future-import",
+            &sum,
+            "from __future__ import annotations\nprint(sum(map(int, input().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "quit",
+            &sum,
+            "print(sum(map(int, input().split())))\nquit()",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "quit (exit works)",
+            &sum,
+            "print(sum(map(int, input().split())))\nexit()",
+            &[1, 1],
+            &[1, 1],
+        ),
+        (
+            "stdio-buffer",
+            &sum,
+            "import sys\nprint(sum(map(int, sys.stdin.buffer.read().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "stdio-buffer",
+            &sum,
+            "import sys\nsys.stdout.buffer.write(b'%d\\n' % sum(map(int, input().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "open-fd0",
+            &sum,
+            "print(sum(map(int, open(0).read().split())))",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "header-names",
+            &sum,
+            "stdout.write(str(sum(map(int, input().split()))) + '\\n')",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "header-names",
+            &sum,
+            "for line in stdin:\n    print(sum(map(int, line.split())))",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "header-names (readline)",
+            &sum,
+            "print(sum(map(int, stdin.readline().split())))",
+            &[1, 1],
+            &[1, 1],
+        ),
+        (
+            "fd-output",
+            &sum,
+            "import os\nos.write(1, b'%d\\n' % sum(map(int, input().split())))",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "stdout-close",
+            &sum,
+            "import sys\nprint(sum(map(int, input().split())))\nsys.stdout.close()",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "shared-state",
+            &sum,
+            "import collections\ncollections.runs = getattr(collections, 'runs', 0) + 1\nprint(sum(map(int, input().split())) + collections.runs - 1)",
+            &[1, 1],
+            &[1, -2],
+        ),
+        (
+            "shared-state",
+            &f,
+            "class Solution:\n    calls = 0\n    def f(self, x):\n        self.calls += 1\n        return x + self.calls - 1",
+            &[1, 1],
+            &[1, -2],
+        ),
+        (
+            "lost-result",
+            &sum,
+            "import os, sys\nprint(sum(map(int, input().split())))\nsys.stdout.flush()\nos._exit(0)",
+            &[1, 1],
+            &[-2],
+        ),
+        (
+            "lost-result",
+            &f,
+            "import sys\nclass Solution:\n    def f(self, x):\n        sys.exit(0)",
+            &[-4],
+            &[-2],
+        ),
+        (
+            "guarded-functions",
+            &sum,
+            "import os\nos.getcwd()\nprint(sum(map(int, input().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "guarded-functions",
+            &sum,
+            "import resource\nprint(sum(map(int, input().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "stdin-class-solution",
+            &sum,
+            "class Solution:\n    pass\nprint(sum(map(int, input().split())))",
+            &[1, 1],
+            &[-4],
+        ),
+        (
+            "timeout-repr",
+            &sum,
+            "raise ValueError('TimeoutException')",
+            &[-4],
+            &[-3],
+        ),
+        (
+            "return-values",
+            &f,
+            "class A:\n    def __eq__(self, o):\n        return True\nclass Solution:\n    def f(self, x):\n        return A()",
+            &[-2],
+            &[1, 1],
+        ),
+        (
+            "single-error-result",
+            &sum,
+            "a, b = map(int, input().split())\nprint(a + b if a != 10 else 'sNaN')",
+            &[1, -4],
+            &[-4],
+        ),
+    ];
+    let judge = grader_with(|_| {});
+    let reference = reference_grader(|_| {});
+    for (what, p, code, want_judge, want_ref) in rows {
+        assert_eq!(
+            codes(&judge, p, code),
+            want_judge.to_vec(),
+            "judge, {what}: {code}"
+        );
+        assert_eq!(
+            codes(&reference, p, code),
+            want_ref.to_vec(),
+            "reference, {what}: {code}"
+        );
+    }
+    // Time limits. Judge: a CPU-time limit and a hard kill per test. Reference: SIGALRM
+    // raises an exception the program can swallow (the alarm prints a line into the
+    // captured output), the limit covers loading the module, and a program that never
+    // returns loses the whole result at the global limit.
+    let judge = grader_with(|c| c.timeout = Duration::from_millis(1500));
+    let reference = reference_grader(|c| c.timeout = Duration::from_secs(2));
+    let swallow = "n = sum(map(int, input().split()))\ntry:\n    while n == 8:\n        pass\nexcept BaseException:\n    pass\nprint(n)";
+    assert_eq!(codes(&judge, &sum, swallow), vec![1, -3]);
+    assert_eq!(codes(&reference, &sum, swallow), vec![1, -2]);
+    let slow_load =
+        "import time\ntime.sleep(60)\nclass Solution:\n    def f(self, x):\n        return x";
+    assert_eq!(codes(&judge, &f, slow_load), vec![-3]);
+    assert_eq!(codes(&reference, &f, slow_load), vec![-4]);
+    let forever = "n = sum(map(int, input().split()))\nwhile n == 8:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\nprint(n)";
+    assert_eq!(codes(&judge, &sum, forever), vec![1, -3]);
+    let reference = reference_grader(|c| {
+        c.timeout = Duration::from_secs(2);
+        c.global_timeout = Some(Duration::from_secs(4));
+    });
+    let r = reference.grade(&sum, forever, 0).unwrap();
+    assert_eq!(
+        r.results.iter().map(|t| t.code.code()).collect::<Vec<_>>(),
+        vec![-2]
+    );
+    assert!(
+        r.results[0].message.contains("global limit"),
+        "{}",
+        r.results[0].message
+    );
+}
+
+#[test]
+fn reference_semantics_refuse_judge_only_options() {
+    for f in [
+        (|c: &mut GradeConfig| c.clock = TimeoutClock::Cpu) as fn(&mut GradeConfig),
+        |c: &mut GradeConfig| {
+            c.clock = TimeoutClock::Wall;
+            c.float_tolerance = Some(1e-6)
+        },
+    ] {
+        let mut cfg = GradeConfig {
+            semantics: Semantics::Reference,
+            ..GradeConfig::default()
+        };
+        f(&mut cfg);
+        let err = Grader::new(SandboxConfig::default(), cfg).unwrap_err();
+        assert!(err.is_input_error(), "{err}");
+        assert!(err.to_string().contains("--semantics judge"), "{err}");
+    }
+    assert_eq!(
+        "reference".parse::<Semantics>().unwrap(),
+        Semantics::Reference
+    );
+    assert!("lcb".parse::<Semantics>().is_err());
+}
+
 // ---------------------------------------------------------------- CLI
 
 fn hrl() -> Cmd {
@@ -1067,7 +1588,7 @@ fn cli_grade_reference_and_wrong_solutions() {
             .arg(&dir)
             .arg("--solutions")
             .arg(dir.join("solutions").join(file))
-            .args(["--json", "--quiet", "--timeout", "2", "--k", "1"])
+            .args(["--json", "--quiet", "--timeout-clock", "cpu", "--k", "1"])
             .output()
             .unwrap();
         assert!(
@@ -1106,7 +1627,14 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&both)
-        .args(["--json", "--quiet", "--k", "1,2,5"])
+        .args([
+            "--json",
+            "--quiet",
+            "--timeout-clock",
+            "cpu",
+            "--k",
+            "1,2,5",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -1120,7 +1648,7 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&both)
         .arg("--log")
         .arg(&log)
-        .args(["--quiet", "--jobs", "1"])
+        .args(["--quiet", "--timeout-clock", "cpu", "--jobs", "1"])
         .assert()
         .success();
     let logged: Vec<Value> = std::fs::read_to_string(&log)
@@ -1135,7 +1663,15 @@ fn cli_grade_reference_and_wrong_solutions() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&both)
-        .args(["--json", "--quiet", "--k", "1", "--all-problems"])
+        .args([
+            "--json",
+            "--quiet",
+            "--timeout-clock",
+            "cpu",
+            "--k",
+            "1",
+            "--all-problems",
+        ])
         .output()
         .unwrap();
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -1282,10 +1818,266 @@ fn model_responses_are_extracted_before_grading() {
         .arg(&dir)
         .arg("--solutions")
         .arg(&sols)
-        .args(["--extract", "--json", "--quiet"])
+        .args(["--extract", "--json", "--quiet", "--timeout-clock", "cpu"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["samples"][0]["passed"], true);
+}
+
+/// A LiveCodeBench directory in `dir` holding one stdin problem `q1` (atcoder, easy) whose
+/// tests are `(input, output)` pairs.
+fn one_problem_dir(dir: &Path, tests: &[(&str, &str)]) {
+    let cases: Vec<Value> = tests
+        .iter()
+        .map(|(i, o)| serde_json::json!({"input": i, "output": o, "testtype": "stdin"}))
+        .collect();
+    let row = serde_json::json!({
+        "question_title": "t", "question_content": "q", "platform": "atcoder",
+        "question_id": "q1", "contest_id": "c", "contest_date": "2024-01-01T00:00:00",
+        "starter_code": "", "difficulty": "easy",
+        "public_test_cases": serde_json::to_string(&cases[..1]).unwrap(),
+        "private_test_cases": serde_json::to_string(&cases[1..]).unwrap(),
+        "metadata": "{}",
+    });
+    std::fs::write(dir.join("test.jsonl"), row.to_string() + "\n").unwrap();
+}
+
+fn solutions_file(path: &Path, items: &[(&str, &str)]) {
+    let text: String = items
+        .iter()
+        .map(|(q, c)| serde_json::json!({"question_id": q, "code": c}).to_string() + "\n")
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn cli_grade_exits_1_when_a_solution_cannot_be_graded_and_reports_the_rest() {
+    // A hostile solution writes garbage into every descriptor of the driver, which
+    // corrupts its report: that solution cannot be graded (never a pass); the other is.
+    let tmp = tempfile::tempdir().unwrap();
+    let sols = tmp.path().join("s.jsonl");
+    let corrupt = "import os\nppid = os.getppid()\nfor fd in os.listdir(f'/proc/{ppid}/fd'):\n    try:\n        with open(f'/proc/{ppid}/fd/{fd}', 'wb') as f:\n            f.write(b'\\xff not a report\\n')\n    except OSError:\n        pass\nprint(input())";
+    let good = "s = input().strip()\nprint('Even' if sum(map(int, s)) % 2 == 0 else 'Odd')";
+    solutions_file(
+        &sols,
+        &[
+            ("hrc001_a", corrupt),
+            (
+                "9101",
+                "class Solution:\n    def countPairs(self, nums, target):\n        return sum(1 for i in range(len(nums)) for j in range(i + 1, len(nums)) if nums[i] + nums[j] == target)",
+            ),
+            ("hrc001_a", good),
+        ],
+    );
+    let out_file = tmp.path().join("out.json");
+    let out = hrl()
+        .args(["lcb", "grade"])
+        .arg(fixtures())
+        .arg("--solutions")
+        .arg(&sols)
+        .arg("--out")
+        .arg(&out_file)
+        .args(["--json", "--quiet", "--timeout-clock", "cpu", "--k", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 of 3 solutions could not be graded"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("grading hrc001_a"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    assert!(samples.iter().all(|s| s["passed"] == true));
+    assert_eq!(v["errors"].as_array().unwrap().len(), 1);
+    assert!(v["errors"][0].as_str().unwrap().contains("hrc001_a"));
+    // The problem with an ungradable sample is scored on its graded one.
+    assert_eq!(v["summary"]["samples"], 2);
+    // --out holds the same JSON, written despite the failure.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    assert_eq!(file, v);
+}
+
+#[test]
+fn cli_grade_pass_at_k_by_platform_and_difficulty() {
+    let ds = load("release_latest");
+    let read = |name: &str| -> BTreeMap<String, String> {
+        std::fs::read_to_string(fixtures().join("solutions").join(name))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["question_id"].as_str().unwrap().into(),
+                    v["code"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let (good, bad) = (read("reference.jsonl"), read("wrong.jsonl"));
+    // Three samples per problem; c (passing samples) chosen per problem.
+    let plan: [(&str, u32); 8] = [
+        ("hrc001_a", 3), // atcoder easy
+        ("9001B", 1),    // codeforces medium
+        ("9101", 2),     // leetcode easy
+        ("9102", 0),     // leetcode medium
+        ("hrc004_f", 2), // atcoder hard
+        ("9002A", 3),    // codeforces easy
+        ("9103", 1),     // leetcode hard
+        ("hrc007_a", 0), // atcoder easy
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let sols = tmp.path().join("s.jsonl");
+    let mut items = Vec::new();
+    for (id, c) in plan {
+        for k in 0..3 {
+            items.push((
+                id,
+                if k < c {
+                    good[id].as_str()
+                } else {
+                    bad[id].as_str()
+                },
+            ));
+        }
+    }
+    solutions_file(&sols, &items);
+    let out_file = tmp.path().join("out.json");
+    let out = hrl()
+        .args(["lcb", "grade"])
+        .arg(fixtures())
+        .arg("--solutions")
+        .arg(&sols)
+        .arg("--out")
+        .arg(&out_file)
+        .args(["--quiet", "--timeout-clock", "cpu", "--k", "1,2,3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without --json the table goes to stdout and the JSON to --out.
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("semantics: judge") && table.contains("pass@3"),
+        "{table}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    // Expected values, recomputed here: group of each problem from Python's decoding of
+    // the rows, pass@k by enumerating subsets, the mean over the group's problems.
+    let rows: BTreeMap<String, Value> = all_python_rows()
+        .into_iter()
+        .map(|(_, r)| (r["question_id"].as_str().unwrap().to_string(), r))
+        .collect();
+    let mut groups: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
+    for (id, c) in plan {
+        assert!(ds.get(id).is_some());
+        for field in ["platform", "difficulty"] {
+            let key = rows[id][field].as_str().unwrap().to_string();
+            groups.entry((field.to_string(), key)).or_default().push(c);
+        }
+    }
+    for ((field, key), cs) in &groups {
+        let got = &v["summary"][if field == "platform" {
+            "by_platform"
+        } else {
+            "by_difficulty"
+        }][key];
+        for k in 1..=3u32 {
+            let want = cs.iter().map(|&c| brute_pass_at_k(3, c, k)).sum::<f64>() / cs.len() as f64;
+            let g = got[format!("pass@{k}")].as_f64().unwrap();
+            assert!(
+                (g - want).abs() < 1e-12,
+                "{field} {key} pass@{k}: {g} vs {want}"
+            );
+        }
+    }
+    assert_eq!(v["summary"]["by_platform"].as_object().unwrap().len(), 3);
+    assert_eq!(v["summary"]["by_difficulty"].as_object().unwrap().len(), 3);
+    for k in 1..=3u32 {
+        let want = plan
+            .iter()
+            .map(|&(_, c)| brute_pass_at_k(3, c, k))
+            .sum::<f64>()
+            / plan.len() as f64;
+        let g = v["summary"]["pass_at"][format!("pass@{k}")]
+            .as_f64()
+            .unwrap();
+        assert!((g - want).abs() < 1e-12, "pass@{k}: {g} vs {want}");
+    }
+}
+
+#[test]
+fn cli_grade_records_float_tolerance_semantics_and_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lcb");
+    std::fs::create_dir(&dir).unwrap();
+    one_problem_dir(
+        &dir,
+        &[("1 3\n", "0.3333333333"), ("2 3\n", "0.6666666667")],
+    );
+    let sols = tmp.path().join("s.jsonl");
+    let grade = |code: &str, extra: &[&str]| -> (Option<i32>, Value, String) {
+        solutions_file(&sols, &[("q1", code)]);
+        let out = hrl()
+            .args(["lcb", "grade"])
+            .arg(&dir)
+            .arg("--solutions")
+            .arg(&sols)
+            .args(["--json", "--quiet", "--k", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            out.status.code(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // 1/3 printed with 16 digits: wrong under exact comparison, right within 1e-6.
+    let divide = "a, b = map(int, input().split())\nprint(a / b)";
+    let (code, v, _) = grade(divide, &["--timeout-clock", "cpu"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["samples"][0]["passed"], false);
+    assert_eq!(v["float_tolerance"], Value::Null);
+    assert_eq!(v["semantics"], "judge");
+    let (code, v, _) = grade(divide, &["--timeout-clock", "cpu", "--float-tol", "1e-6"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["samples"][0]["passed"], true);
+    assert_eq!(v["float_tolerance"], 1e-6);
+    // --timeout-clock cpu: a solution that sleeps 2 s per test fails a 1 s wall limit and
+    // passes a 1 s CPU limit (its wall backstop is 4 x 1 + 1 = 5 s).
+    let sleepy = "import time\ntime.sleep(2)\nprint(f'{eval(input().replace(\" \", \"/\")):.10f}')";
+    let (_, v, _) = grade(sleepy, &["--timeout", "1"]);
+    assert_eq!(v["timeout_clock"], "wall");
+    assert_eq!(v["samples"][0]["results"][0]["code"], -3);
+    let (_, v, _) = grade(sleepy, &["--timeout", "1", "--timeout-clock", "cpu"]);
+    assert_eq!(v["timeout_clock"], "cpu");
+    assert_eq!(v["samples"][0]["passed"], true, "{v}");
+    // --semantics reference is recorded; its judge-only options are refused (exit 2).
+    let (code, v, _) = grade(divide, &["--semantics", "reference"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["semantics"], "reference");
+    for extra in [
+        &["--semantics", "reference", "--timeout-clock", "cpu"][..],
+        &["--semantics", "reference", "--float-tol", "1e-6"],
+    ] {
+        let (code, _, stderr) = grade(divide, extra);
+        assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains("--semantics judge"), "{stderr}");
+    }
+    let (code, _, _) = grade(divide, &["--semantics", "lenient"]);
+    assert_eq!(code, Some(2));
 }

@@ -51,6 +51,18 @@ pub struct CacheArgs {
 // Used by `generate` and `serve`, which need the `llama` feature.
 #[cfg_attr(not(feature = "llama"), allow(dead_code))]
 impl CacheArgs {
+    /// The flags as the library's cache setting.
+    pub fn setting(&self) -> harness_rl::executor::spec::CacheSetting {
+        use harness_rl::executor::spec::CacheSetting;
+        if self.no_cache {
+            CacheSetting::Off
+        } else {
+            self.cache
+                .clone()
+                .map_or(CacheSetting::Default, CacheSetting::Path)
+        }
+    }
+
     /// Wrap `exec` in the completion cache unless `--no-cache`. Also returns the
     /// wrapper, for its hit/miss counters.
     pub fn wrap(

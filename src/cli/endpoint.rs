@@ -1,11 +1,9 @@
 //! `--endpoint URL` and its client options: run a command against an OpenAI-compatible
 //! server (vLLM, SGLang, llama-server, `hrl serve`) instead of loading a GGUF.
 
-use std::time::Duration;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use harness_rl::executor::openai::{OpenAiConfig, OpenAiExecutor};
+use harness_rl::executor::spec::{ExecutorSpec, OpenAiSpec};
 
 use super::UsageError;
 
@@ -29,8 +27,8 @@ pub struct EndpointArgs {
 // Used by `generate`, which needs the `llama` feature.
 #[cfg_attr(not(feature = "llama"), allow(dead_code))]
 impl EndpointArgs {
-    /// Connect to the endpoint (checking that it serves `model`), if one was given.
-    pub fn connect(&self, model: &str) -> Result<Option<OpenAiExecutor>> {
+    /// The endpoint as an executor spec, if one was given.
+    pub fn spec(&self, model: &str) -> Result<Option<ExecutorSpec>> {
         let Some(url) = &self.endpoint else {
             return Ok(None);
         };
@@ -39,12 +37,12 @@ impl EndpointArgs {
                 UsageError("--max-connections must be >= 1 and --timeout-s > 0".into()).into(),
             );
         }
-        let mut cfg = OpenAiConfig::new(url.clone(), model);
-        cfg.max_connections = self.max_connections;
-        cfg.timeout = Duration::from_secs_f64(self.timeout_s);
-        cfg.max_retries = self.max_retries;
-        OpenAiExecutor::connect(cfg)
-            .map(Some)
-            .with_context(|| format!("connecting to {url}"))
+        Ok(Some(ExecutorSpec::Openai(OpenAiSpec {
+            url: url.clone(),
+            model: model.to_string(),
+            max_connections: self.max_connections,
+            timeout_s: self.timeout_s,
+            retries: self.max_retries,
+        })))
     }
 }

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use harness_rl::executor::llama::{self, LlamaExecutor, LlamaOptions};
-use harness_rl::executor::{Request, Sampling, prompts};
+use harness_rl::executor::llama::{self, LlamaExecutor};
+use harness_rl::executor::spec::{ExecutorSpec, LlamaSpec, OpenOptions};
+use harness_rl::executor::{ExecutorError, Request, Sampling, prompts};
 use serde_json::json;
 
 use super::UsageError;
@@ -42,6 +43,13 @@ pub struct ModelArgs {
     /// Compute every prompt in full instead of reusing shared prefixes.
     #[arg(long)]
     pub no_prefix_reuse: bool,
+    /// Do not keep finished prompts' KV for later requests (the prefix cache).
+    #[arg(long)]
+    pub no_prefix_cache: bool,
+    /// Prompt block size: prompts are computed and reused in whole blocks, which keeps
+    /// greedy outputs with prefix reuse equal to single runs; 0 = unaligned chunks.
+    #[arg(long, default_value_t = 64)]
+    pub prefill_block: u32,
     /// One KV buffer for all sequences (stores shared prefixes once; batched greedy
     /// output may then differ from single runs).
     #[arg(long)]
@@ -49,26 +57,40 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// The flags as an executor spec.
+    pub fn spec(&self) -> Result<ExecutorSpec> {
+        if self.n_parallel == 0 {
+            return Err(UsageError("--n-parallel must be >= 1".into()).into());
+        }
+        if self.prefill_block > self.n_batch {
+            return Err(UsageError("--prefill-block must not exceed --n-batch".into()).into());
+        }
+        Ok(ExecutorSpec::Llama(LlamaSpec {
+            model: self.model.clone(),
+            n_parallel: self.n_parallel,
+            ctx: self.ctx_per_seq,
+            n_batch: self.n_batch,
+            threads: self.threads,
+            gpu_layers: self.gpu_layers,
+            lora: self.lora.clone(),
+            lora_scale: self.lora_scale,
+            prefix_reuse: !self.no_prefix_reuse,
+            prefix_cache: !self.no_prefix_cache,
+            prefill_block: self.prefill_block,
+            kv_unified: self.kv_unified,
+        }))
+    }
+
+    /// Load the in-process model (for `serve` and the benchmark).
     pub fn load(&self) -> Result<LlamaExecutor> {
-        let mut opts = LlamaOptions::for_model(&self.model)?;
-        opts.n_parallel = self.n_parallel;
-        opts.n_ctx_per_seq = self.ctx_per_seq;
-        opts.n_batch = self.n_batch;
-        opts.n_threads = self.threads;
-        opts.gpu_layers = self.gpu_layers;
-        opts.lora = self.lora.clone();
-        opts.lora_scale = self.lora_scale;
-        opts.prefix_reuse = !self.no_prefix_reuse;
-        opts.kv_unified = self.kv_unified;
         if let Some(l) = &self.lora
             && !l.is_file()
         {
             return Err(UsageError(format!("LoRA adapter {} does not exist", l.display())).into());
         }
-        if self.n_parallel == 0 {
-            return Err(UsageError("--n-parallel must be >= 1".into()).into());
-        }
-        LlamaExecutor::load(opts).with_context(|| format!("loading model {}", self.model))
+        self.spec()?
+            .open_llama()
+            .with_context(|| format!("loading model {}", self.model))
     }
 }
 
@@ -89,14 +111,16 @@ pub struct GenerateArgs {
     /// Raw completion: no chat template.
     #[arg(long)]
     pub raw: bool,
-    /// 0 = greedy.
+    /// 0 = greedy; at most 100.
     #[arg(long, default_value_t = 0.0)]
     pub temperature: f32,
+    /// Nucleus sampling, in (0, 1]; 1 = off.
     #[arg(long, default_value_t = 1.0)]
     pub top_p: f32,
     /// 0 = off.
     #[arg(long, default_value_t = 0)]
     pub top_k: u32,
+    /// In [0, 1]; 0 = off.
     #[arg(long, default_value_t = 0.0)]
     pub min_p: f32,
     #[arg(long, default_value_t = 0)]
@@ -119,14 +143,6 @@ pub struct GenerateArgs {
 }
 
 pub fn run(a: GenerateArgs) -> Result<()> {
-    if a.max_tokens == 0 {
-        return Err(UsageError("--max-tokens must be >= 1".into()).into());
-    }
-    if !(0.0..=1.0).contains(&a.top_p) || !(0.0..=1.0).contains(&a.min_p) || a.temperature < 0.0 {
-        return Err(
-            UsageError("--top-p and --min-p must lie in 0..=1, --temperature >= 0".into()).into(),
-        );
-    }
     let rows = match (&a.prompt, &a.prompts) {
         (Some(p), _) => vec![prompts::PromptRow {
             line: 0,
@@ -154,12 +170,27 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         stop: a.stop.clone(),
         grammar,
     };
-    let exec: std::sync::Arc<dyn harness_rl::executor::Executor> =
-        match a.endpoint.connect(&a.model.model)? {
-            Some(remote) => std::sync::Arc::new(remote),
-            None => std::sync::Arc::new(a.model.load()?),
-        };
-    let (exec, cached) = a.cache.wrap(exec)?;
+    // The same ranges `hrl serve` and the HTTP client apply.
+    sampling.validate().map_err(|e| match e {
+        ExecutorError::InvalidRequest(m) => UsageError(format!("invalid sampling setting: {m}")),
+        other => UsageError(other.to_string()),
+    })?;
+    let spec = match a.endpoint.spec(&a.model.model)? {
+        Some(remote) => remote,
+        None => a.model.spec()?,
+    };
+    if let Some(l) = &a.model.lora
+        && !l.is_file()
+    {
+        return Err(UsageError(format!("LoRA adapter {} does not exist", l.display())).into());
+    }
+    let opened = spec
+        .open(&OpenOptions {
+            cache: a.cache.setting(),
+        })
+        .with_context(|| format!("opening {}", spec.normalized()))?;
+    let exec = opened.executor.clone();
+    let cached = opened.cache.clone();
     let requests: Vec<Request> = rows
         .iter()
         .map(|r| Request {

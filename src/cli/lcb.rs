@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use harness_rl::lcb::grader::{self, Summary, TimeoutClock};
+use harness_rl::lcb::grader::{self, Semantics, Summary, TimeoutClock};
 use harness_rl::lcb::loader::{self, LoadOptions};
 use harness_rl::lcb::split::{self, SideCounts, SplitSpec};
 use harness_rl::lcb::{
@@ -113,6 +113,10 @@ pub struct GradeArgs {
     /// Accept numeric answers within this tolerance (off: exact, as LiveCodeBench).
     #[arg(long)]
     pub float_tol: Option<f64>,
+    /// `judge`: each test in a fresh process with real stdin/stdout, as an online judge
+    /// (default); `reference`: reproduce LiveCodeBench's own runner, quirks included.
+    #[arg(long, default_value = "judge", value_parser = ["judge", "reference"])]
+    pub semantics: String,
     /// Memory limit of each sandboxed run, in MiB.
     #[arg(long, default_value_t = 4096)]
     pub memory: u64,
@@ -302,18 +306,22 @@ struct SolutionLine {
 fn read_solutions(path: &PathBuf, skip_bad: bool) -> Result<Vec<(usize, SolutionLine)>> {
     let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut out = Vec::new();
-    for (i, line) in BufReader::new(f).lines().enumerate() {
+    for line in harness_rl::jsonl::lines(BufReader::new(f)) {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
-        if line.trim().is_empty() {
+        if line.is_blank() {
             continue;
         }
-        match serde_json::from_str::<SolutionLine>(&line) {
-            Ok(s) => out.push((i + 1, s)),
+        let n = line.number;
+        let parsed = line
+            .text
+            .into_result()
+            .and_then(|t| serde_json::from_str::<SolutionLine>(&t).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(s) => out.push((n, s)),
             Err(e) => {
                 let msg = format!(
-                    "{}:{}: not a {{question_id, code}} line: {e}",
+                    "{}:{n}: not a {{question_id, code}} line: {e}",
                     path.display(),
-                    i + 1
                 );
                 if skip_bad {
                     eprintln!("hrl: skipped bad solution: {msg}");
@@ -380,6 +388,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         } else {
             TimeoutClock::Wall
         },
+        semantics: a.semantics.parse::<Semantics>()?,
         ..base
     };
     let grader = Grader::new(
@@ -454,6 +463,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         "release": ds.release.to_string(),
         "timeout_s": a.timeout,
         "timeout_clock": a.timeout_clock,
+        "semantics": a.semantics,
         "float_tolerance": a.float_tol,
         "isolation": !a.unsafe_no_isolation,
         "summary": summary,
@@ -470,6 +480,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         writeln!(out)?;
     } else {
         write_table(&mut out, &summary, &graded)?;
+        writeln!(out, "semantics: {}", a.semantics)?;
     }
     out.flush()?;
     if !errors.is_empty() {
@@ -538,4 +549,33 @@ fn prompt_cmd(a: PromptArgs) -> Result<()> {
     writeln!(out)?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solutions_with_an_invalid_utf8_line_name_it_or_skip_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sols.jsonl");
+        let mut bytes = b"{\"question_id\": \"a\", \"code\": \"print(1)\"}\n".to_vec();
+        bytes.extend(b"{\"question_id\": \"b\", \"code\": \"\xff\"}\n\n");
+        bytes.extend(b"{\"question_id\": \"c\", \"code\": \"print(3)\"}\n");
+        std::fs::write(&path, bytes).unwrap();
+        let Err(err) = read_solutions(&path, false) else {
+            panic!("a bad line was accepted");
+        };
+        let err = err.to_string();
+        assert!(
+            err.contains("sols.jsonl:2: not a {question_id, code} line: invalid UTF-8 at byte"),
+            "{err}"
+        );
+        let ok = read_solutions(&path, true).unwrap();
+        let got: Vec<(usize, &str)> = ok
+            .iter()
+            .map(|(n, s)| (*n, s.question_id.as_str()))
+            .collect();
+        assert_eq!(got, vec![(1, "a"), (4, "c")]);
+    }
 }

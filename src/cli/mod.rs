@@ -8,6 +8,7 @@ pub mod exit_codes;
 #[cfg(feature = "llama")]
 pub mod generate;
 pub mod harness;
+pub mod humaneval;
 pub mod lcb;
 pub mod models;
 pub mod run;

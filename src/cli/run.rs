@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use harness_rl::executor::spec::{CacheSetting, ExecutorSpec};
+use harness_rl::executor::spec::ExecutorSpec;
 use harness_rl::harness::dispatch::DispatchConfig;
 use harness_rl::harness::run::{RunSettings, RunSummary, execute};
 use harness_rl::harness::runtime::{ProgramLimits, RunConfig};
@@ -123,14 +123,7 @@ pub fn settings(a: &RunArgs) -> Result<RunSettings> {
             PathBuf::from("runs").join(format!("{stem}-{}", &h.hash()[..8]))
         }
     };
-    let cache = if a.cache.no_cache {
-        CacheSetting::Off
-    } else {
-        a.cache
-            .cache
-            .clone()
-            .map_or(CacheSetting::Default, CacheSetting::Path)
-    };
+    let cache = a.cache.setting();
     Ok(RunSettings {
         harness: a.harness.clone(),
         tasks: a.tasks.clone(),

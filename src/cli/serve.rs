@@ -39,9 +39,15 @@ pub struct ServeArgs {
     /// continuous batch; 1 makes each batch wait for the previous one).
     #[arg(long, default_value_t = 8)]
     pub concurrent_batches: usize,
-    /// Most client connections open at once.
+    /// Most client connections open at once (more are answered 503).
     #[arg(long, default_value_t = 256)]
     pub max_connections: usize,
+    /// Largest request body in MiB (larger ones are answered 413).
+    #[arg(long, default_value_t = 16)]
+    pub max_body_mib: usize,
+    /// Seconds a connection may send nothing before it is closed.
+    #[arg(long, default_value_t = 120.0)]
+    pub idle_timeout_s: f64,
     #[command(flatten)]
     pub cache: CacheArgs,
 }
@@ -59,6 +65,16 @@ pub fn run(a: ServeArgs) -> Result<()> {
             "--max-batch, --max-connections and --concurrent-batches must be >= 1".into(),
         )
         .into());
+    }
+    let max_body_bytes = a
+        .max_body_mib
+        .checked_mul(1 << 20)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| UsageError("--max-body-mib must be >= 1 and fit in memory".into()))?;
+    if !(a.idle_timeout_s > 0.0 && a.idle_timeout_s.is_finite() && a.idle_timeout_s <= 1e9) {
+        return Err(
+            UsageError("--idle-timeout-s must be a positive number of seconds".into()).into(),
+        );
     }
     let name = a.name.clone().unwrap_or_else(|| {
         let p = Path::new(&a.model.model);
@@ -79,6 +95,8 @@ pub fn run(a: ServeArgs) -> Result<()> {
     cfg.batch_window = Duration::from_millis(a.batch_window_ms);
     cfg.max_connections = a.max_connections;
     cfg.concurrent_batches = a.concurrent_batches;
+    cfg.max_body_bytes = max_body_bytes;
+    cfg.idle_timeout = Duration::from_secs_f64(a.idle_timeout_s);
     let model_id = exec.model_id().to_string();
     let server = Server::start(exec, cfg)?;
     // The first stdout line is the base URL, for scripts that start the server.

@@ -1,4 +1,4 @@
-//! `hrl tasks list|gen|score`.
+//! `hrl tasks list|gen|score|splits`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
@@ -13,7 +13,7 @@ use super::UsageError;
 
 #[derive(Subcommand)]
 pub enum TasksCmd {
-    /// List every family: name, category, levels, description.
+    /// List every family: name, category, levels, question variants, description.
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -25,6 +25,9 @@ pub enum TasksCmd {
     /// Score responses: reads JSONL instances with a `response` string, writes the same
     /// lines plus `score` and `extracted`.
     Score(ScoreArgs),
+    /// List the named family splits (roles such as warm_start, rl, held_out and their
+    /// families), or check and show one split file.
+    Splits(SplitsArgs),
     /// Measure in-process generation throughput of one family and print JSON
     /// (used by scripts/compare_reasoning_gym.sh).
     #[command(hide = true)]
@@ -44,6 +47,16 @@ pub struct BenchGenArgs {
 }
 
 #[derive(Args)]
+pub struct SplitsArgs {
+    /// A built-in split name or a path to a split .toml file (default: every built-in
+    /// split).
+    pub split: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
 pub struct GenArgs {
     /// A family name, or `all`.
     pub family: String,
@@ -55,6 +68,11 @@ pub struct GenArgs {
     /// Difficulty level 1..=5.
     #[arg(long, default_value_t = 1)]
     pub level: u8,
+    /// Question template: 0 (canonical), K (template K of the family, see `variants`
+    /// in `hrl tasks list`), or `random` (drawn per instance). The task and the gold
+    /// answer are the same in every variant.
+    #[arg(long, default_value = "0")]
+    pub variant: families::Variant,
     /// Write to this file instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -75,6 +93,7 @@ pub fn run(cmd: TasksCmd) -> Result<()> {
         TasksCmd::List { json } => list(json),
         TasksCmd::Gen(a) => gen_cmd(a),
         TasksCmd::Score(a) => score(a),
+        TasksCmd::Splits(a) => splits(a),
         TasksCmd::BenchGen(a) => bench_gen(a),
     }
 }
@@ -99,6 +118,7 @@ fn list(as_json: bool) -> Result<()> {
                     "category": f.category(),
                     "levels": [families::MIN_LEVEL, families::MAX_LEVEL],
                     "version": f.version(),
+                    "variants": f.variant_count(),
                     "description": f.description(),
                     "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
                 })
@@ -110,21 +130,91 @@ fn list(as_json: bool) -> Result<()> {
         let w = reg.iter().map(|f| f.name().len()).max().unwrap_or(4);
         writeln!(
             out,
-            "{:<w$}  {:<11}  levels  description",
+            "{:<w$}  {:<11}  levels  variants  description",
             "name", "category"
         )?;
         for f in reg {
             writeln!(
                 out,
-                "{:<w$}  {:<11}  {}..={}   {}",
+                "{:<w$}  {:<11}  {}..={}   {:<8}  {}",
                 f.name(),
                 f.category().as_str(),
                 families::MIN_LEVEL,
                 families::MAX_LEVEL,
+                f.variant_count(),
                 f.description()
             )?;
         }
         writeln!(out, "{} families", reg.len())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn splits(a: SplitsArgs) -> Result<()> {
+    let all = match &a.split {
+        Some(s) => vec![families::splits::load(s)?],
+        None => families::splits::builtin()?,
+    };
+    let out = io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    if a.json {
+        let rows: Vec<Value> = all
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "source": s.source,
+                    "description": s.description,
+                    "roles": s.roles.iter().map(|r| {
+                        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                        if let Value::Object(m) = &mut v {
+                            m.insert("count".into(), json!(r.families.len()));
+                        }
+                        v
+                    }).collect::<Vec<_>>(),
+                    "unassigned": s.unassigned(),
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &rows)?;
+        writeln!(out)?;
+    } else {
+        for (i, s) in all.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "{} ({}): {}", s.name, s.source, s.description)?;
+            let w = s
+                .roles
+                .iter()
+                .map(|r| r.name.len())
+                .max()
+                .unwrap_or(4)
+                .max(10);
+            for r in &s.roles {
+                let cats = if r.categories.is_empty() {
+                    String::new()
+                } else {
+                    let c: Vec<&str> = r.categories.iter().map(|c| c.as_str()).collect();
+                    format!(" [whole categories: {}]", c.join(", "))
+                };
+                writeln!(
+                    out,
+                    "  {:<w$}  {:>3}{cats}  {}",
+                    r.name,
+                    r.families.len(),
+                    r.families.join(", ")
+                )?;
+            }
+            let un = s.unassigned();
+            let listed = if un.is_empty() {
+                "-".to_string()
+            } else {
+                un.join(", ")
+            };
+            writeln!(out, "  {:<w$}  {:>3}  {listed}", "unassigned", un.len())?;
+        }
     }
     out.flush()?;
     Ok(())
@@ -140,6 +230,11 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
     } else {
         vec![families::get(&a.family)?]
     };
+    // Check every family's variant range before creating or writing anything.
+    let streams = fams
+        .into_iter()
+        .map(|f| families::InstanceStream::new(f, level, a.seed).with_variant(a.variant))
+        .collect::<Result<Vec<_>, _>>()?;
     let sink: Box<dyn Write> = match &a.out {
         Some(p) => {
             Box::new(File::create(p).with_context(|| format!("cannot create {}", p.display()))?)
@@ -147,8 +242,7 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);
-    for f in fams {
-        let stream = families::InstanceStream::new(f, level, a.seed);
+    for stream in streams {
         for i in 0..a.n {
             let inst = stream.instance(i);
             serde_json::to_writer(&mut out, &inst)?;
@@ -174,6 +268,7 @@ fn score_line(line: &str, mode: ScoreMode) -> std::result::Result<Value, String>
     let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
         .map_err(|e| format!("not an instance: {e}"))?;
     let fam = families::get(&inst.family).map_err(|e| e.to_string())?;
+    Level::new(inst.level).map_err(|e| format!("`level`: {e}"))?;
     let scored = families::score_response(fam, &inst, &response, mode);
     obj.insert("score".into(), json!(scored.score));
     obj.insert("extracted".into(), json!(scored.extracted));
@@ -201,12 +296,13 @@ fn score(a: ScoreArgs) -> Result<()> {
     };
     let mut out = BufWriter::new(io::stdout().lock());
     let (mut ok, mut bad, mut total) = (0u64, 0u64, 0.0f64);
-    for (i, line) in input.lines().enumerate() {
-        let line = line.with_context(|| format!("{name}: read error at line {}", i + 1))?;
-        if line.trim().is_empty() {
+    for line in harness_rl::jsonl::lines(input) {
+        let line = line.with_context(|| format!("{name}: read error"))?;
+        if line.is_blank() {
             continue;
         }
-        match score_line(&line, mode) {
+        let n = line.number;
+        match line.text.into_result().and_then(|t| score_line(&t, mode)) {
             Ok(v) => {
                 total += v["score"].as_f64().unwrap_or(0.0);
                 ok += 1;
@@ -215,7 +311,7 @@ fn score(a: ScoreArgs) -> Result<()> {
             }
             Err(msg) => {
                 bad += 1;
-                eprintln!("hrl: warning: {name}:{}: skipped: {msg}", i + 1);
+                eprintln!("hrl: warning: {name}:{n}: skipped: {msg}");
             }
         }
     }

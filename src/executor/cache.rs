@@ -9,24 +9,29 @@
 //! Floats are keyed by their exact bit patterns.
 //!
 //! Store: one SQLite database (bundled SQLite) in WAL mode with a busy timeout, so any
-//! number of readers and several writing processes can share it. Entries are written
-//! with `INSERT OR REPLACE` in one transaction per batch; a row that no longer decodes
-//! is treated as a miss and overwritten by the fresh completion. Only successful
-//! completions are stored. A cache that cannot be read or written never discards a
+//! number of readers and several writing processes can share it. Completions are
+//! written as they finish, not when the whole batch has: a writer thread collects them
+//! and commits small `INSERT OR REPLACE` transactions, at the latest after
+//! [`WritePolicy::max_pending`] completions or [`WritePolicy::max_delay`] after the
+//! oldest unwritten one, so a run that is killed keeps (nearly) everything it computed
+//! and the rerun resumes from there. A committed transaction survives the process
+//! being killed (WAL, `synchronous=NORMAL`). A row that no longer decodes is treated as
+//! a miss and overwritten by the fresh completion. Only successful completions are
+//! stored. A cache that cannot be read or written never discards a
 //! completion: the model is called (or its result returned) and the failure is counted
 //! in [`CacheCounters::errors`] with the last message kept for the caller to show.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{Completion, Executor, ExecutorError, Prompt, Request, Sampling};
+use super::{Completion, Executor, ExecutorError, OnDone, Prompt, Request, Sampling};
 
 /// Version of the key derivation and row format. Bumping it makes old rows unreachable.
 pub const CACHE_FORMAT: u32 = 1;
@@ -446,14 +451,39 @@ impl CacheCounters {
     }
 }
 
+/// When a [`CachedExecutor`] commits the completions that have finished: a completion
+/// that arrives `max_delay` or more after the previous commit (the first one of a
+/// batch, or any one when completions are slow) is committed at once; otherwise it
+/// waits, with the others that arrive, until `max_delay` after the previous commit or
+/// until `max_pending` are waiting. So a killed run loses at most `max_delay` worth of
+/// completions, and a fast stream of completions costs at most one small transaction
+/// per `max_delay` (or per `max_pending` completions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WritePolicy {
+    pub max_pending: usize,
+    pub max_delay: Duration,
+}
+
+impl Default for WritePolicy {
+    /// 32 completions or 1 second.
+    fn default() -> Self {
+        WritePolicy {
+            max_pending: 32,
+            max_delay: Duration::from_secs(1),
+        }
+    }
+}
+
 /// Wraps any executor with the persistent cache. Hits are returned with
 /// `cached: true` and the usage and timings of the original run; misses go to the
-/// inner executor in one `complete_batch` call (identical requests in one batch are
-/// computed once), and their successful completions are stored.
+/// inner executor in one `complete_batch_progress` call (identical requests in one
+/// batch are computed once), and each successful completion is stored as it finishes
+/// (see [`WritePolicy`]).
 pub struct CachedExecutor {
     inner: Arc<dyn Executor>,
     cache: Arc<CompletionCache>,
     counters: CacheCounters,
+    policy: WritePolicy,
 }
 
 impl CachedExecutor {
@@ -462,7 +492,17 @@ impl CachedExecutor {
             inner,
             cache,
             counters: CacheCounters::default(),
+            policy: WritePolicy::default(),
         }
+    }
+
+    /// Replace the default [`WritePolicy`] (`max_pending` 0 is taken as 1).
+    pub fn with_write_policy(mut self, policy: WritePolicy) -> CachedExecutor {
+        self.policy = WritePolicy {
+            max_pending: policy.max_pending.max(1),
+            ..policy
+        };
+        self
     }
 
     pub fn counters(&self) -> &CacheCounters {
@@ -476,6 +516,61 @@ impl CachedExecutor {
     pub fn inner(&self) -> &Arc<dyn Executor> {
         &self.inner
     }
+
+    /// The writer thread of one batch: commits what arrives on `rx` under the policy,
+    /// then whatever is left once every sender is gone.
+    fn write_loop(
+        &self,
+        rx: mpsc::Receiver<Vec<(CacheKey, usize, Completion)>>,
+        requests: &[Request],
+        model_id: &str,
+    ) {
+        let mut pending: Vec<(CacheKey, usize, Completion)> = Vec::new();
+        // When the next commit may happen without waiting; `None`: right away.
+        let mut next_commit: Option<Instant> = None;
+        let commit = |pending: &mut Vec<(CacheKey, usize, Completion)>| -> Option<Instant> {
+            let entries: Vec<(CacheKey, &Request, &Completion)> = pending
+                .iter()
+                .map(|(k, slot, c)| (*k, &requests[*slot], c))
+                .collect();
+            if let Err(e) = self.cache.put_many(model_id, &entries) {
+                self.counters.record_error(e);
+            }
+            pending.clear();
+            Some(Instant::now() + self.policy.max_delay)
+        };
+        loop {
+            let next = match next_commit {
+                Some(t) if !pending.is_empty() => {
+                    rx.recv_timeout(t.saturating_duration_since(Instant::now()))
+                }
+                _ => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            };
+            match next {
+                Ok(entries) => {
+                    pending.extend(entries);
+                    // A burst of reports goes into one transaction.
+                    while pending.len() < self.policy.max_pending {
+                        match rx.try_recv() {
+                            Ok(entries) => pending.extend(entries),
+                            Err(_) => break,
+                        }
+                    }
+                    let due = next_commit.is_none_or(|t| Instant::now() >= t);
+                    if due || pending.len() >= self.policy.max_pending {
+                        next_commit = commit(&mut pending);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => next_commit = commit(&mut pending),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    if !pending.is_empty() {
+                        commit(&mut pending);
+                    }
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl Executor for CachedExecutor {
@@ -484,6 +579,15 @@ impl Executor for CachedExecutor {
     }
 
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+        self.complete_batch_progress(requests, &|_, _| {})
+    }
+
+    /// Hits are reported at once; misses as the inner executor finishes them.
+    fn complete_batch_progress(
+        &self,
+        requests: &[Request],
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
         let model_id = self.inner.model_id();
         let keys: Vec<CacheKey> = requests
             .iter()
@@ -503,74 +607,113 @@ impl Executor for CachedExecutor {
         let mut miss_index: HashMap<CacheKey, usize> = HashMap::new();
         let mut miss_requests: Vec<Request> = Vec::new();
         let mut miss_keys: Vec<CacheKey> = Vec::new();
-        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        let mut positions: Vec<Vec<usize>> = Vec::new();
         for (i, hit) in found.into_iter().enumerate() {
             match hit {
                 Some(mut c) => {
                     c.cached = true;
-                    out.push(Some(Ok(c)));
+                    let r = Ok(c);
+                    on_done(i, &r);
+                    out.push(Some(r));
                 }
                 None => {
                     let slot = *miss_index.entry(keys[i]).or_insert_with(|| {
                         miss_requests.push(requests[i].clone());
                         miss_keys.push(keys[i]);
+                        positions.push(Vec::new());
                         miss_requests.len() - 1
                     });
-                    waiting.push((i, slot));
+                    positions[slot].push(i);
                     out.push(None);
                 }
             }
         }
-        let hits = (requests.len() - waiting.len()) as u64;
+        let waiting: usize = positions.iter().map(Vec::len).sum();
+        let hits = (requests.len() - waiting) as u64;
         self.counters.hits.fetch_add(hits, Ordering::Relaxed);
         self.counters
             .misses
             .fetch_add(miss_requests.len() as u64, Ordering::Relaxed);
 
         if !miss_requests.is_empty() {
-            let mut results = self.inner.complete_batch(&miss_requests);
-            if results.len() != miss_requests.len() {
-                let msg = format!(
-                    "executor returned {} results for {} requests",
-                    results.len(),
-                    miss_requests.len()
-                );
-                results.resize_with(miss_requests.len(), || {
-                    Err(ExecutorError::Model(msg.clone()))
-                });
-            }
-            let to_store: Vec<(CacheKey, &Request, &Completion)> = results
-                .iter()
-                .zip(&miss_requests)
-                .zip(&miss_keys)
-                .filter_map(|((r, req), k)| r.as_ref().ok().map(|c| (*k, req, c)))
-                .collect();
-            if let Err(e) = self.cache.put_many(model_id, &to_store) {
-                self.counters.record_error(e);
-            }
+            let mut results = std::thread::scope(|scope| {
+                let (tx, rx) = mpsc::channel::<Vec<(CacheKey, usize, Completion)>>();
+                let writer = scope.spawn(|| self.write_loop(rx, &miss_requests, model_id));
+                let stored: Vec<AtomicBool> = miss_requests
+                    .iter()
+                    .map(|_| AtomicBool::new(false))
+                    .collect();
+                // The entry of a finished request, unless it was already sent.
+                let entry = |slot: usize, r: &Result<Completion, ExecutorError>| match (
+                    r,
+                    stored.get(slot),
+                ) {
+                    (Ok(c), Some(done)) if !done.swap(true, Ordering::Relaxed) => {
+                        Some((miss_keys[slot], slot, c.clone()))
+                    }
+                    _ => None,
+                };
+                let store = |slot: usize, r: &Result<Completion, ExecutorError>| {
+                    if let Some(e) = entry(slot, r) {
+                        let _ = tx.send(vec![e]);
+                    }
+                };
+                let report = |slot: usize, r: &Result<Completion, ExecutorError>| {
+                    store(slot, r);
+                    for &i in positions.get(slot).map(Vec::as_slice).unwrap_or(&[]) {
+                        on_done(i, r);
+                    }
+                };
+                let mut results = self.inner.complete_batch_progress(&miss_requests, &report);
+                if results.len() != miss_requests.len() {
+                    let msg = format!(
+                        "executor returned {} results for {} requests",
+                        results.len(),
+                        miss_requests.len()
+                    );
+                    results.resize_with(miss_requests.len(), || {
+                        Err(ExecutorError::Model(msg.clone()))
+                    });
+                }
+                // Anything the inner executor did not report is stored now, in one
+                // transaction.
+                let rest: Vec<_> = results
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(slot, r)| entry(slot, r))
+                    .collect();
+                if !rest.is_empty() {
+                    let _ = tx.send(rest);
+                }
+                drop(tx);
+                let _ = writer.join();
+                results
+            });
             // Positions sharing a key get the same completion; the first gets the
             // original result, later ones a copy (an error is copied by its message).
-            let mut results: Vec<Option<Result<Completion, ExecutorError>>> =
-                results.into_iter().map(Some).collect();
             let mut error_msgs: HashMap<usize, String> = HashMap::new();
             let mut copies: Vec<Option<Completion>> = vec![None; miss_requests.len()];
-            for (i, slot) in waiting {
-                let res = if let Some(r) = results[slot].take() {
-                    match &r {
-                        Ok(c) => copies[slot] = Some(c.clone()),
-                        Err(e) => {
-                            error_msgs.insert(slot, e.to_string());
+            let mut taken: Vec<Option<Result<Completion, ExecutorError>>> =
+                results.drain(..).map(Some).collect();
+            for (slot, waiting) in positions.iter().enumerate() {
+                for &i in waiting {
+                    let res = if let Some(r) = taken[slot].take() {
+                        match &r {
+                            Ok(c) => copies[slot] = Some(c.clone()),
+                            Err(e) => {
+                                error_msgs.insert(slot, e.to_string());
+                            }
                         }
-                    }
-                    r
-                } else if let Some(c) = &copies[slot] {
-                    Ok(c.clone())
-                } else {
-                    Err(ExecutorError::Model(
-                        error_msgs.get(&slot).cloned().unwrap_or_default(),
-                    ))
-                };
-                out[i] = Some(res);
+                        r
+                    } else if let Some(c) = &copies[slot] {
+                        Ok(c.clone())
+                    } else {
+                        Err(ExecutorError::Model(
+                            error_msgs.get(&slot).cloned().unwrap_or_default(),
+                        ))
+                    };
+                    out[i] = Some(res);
+                }
             }
         }
         out.into_iter()

@@ -83,9 +83,56 @@ impl Default for Sampling {
     }
 }
 
+/// Largest `temperature` accepted (a guard against nonsense; OpenAI itself stops at 2).
+pub const MAX_TEMPERATURE: f32 = 100.0;
+
 impl Sampling {
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0
+    }
+
+    /// Check every field against its allowed range: `temperature` in [0, 100], `top_p`
+    /// in (0, 1], `min_p` in [0, 1], `max_tokens` at least 1, no empty `stop` string,
+    /// no empty `grammar`. The one rule for every entry point (`hrl generate`, `hrl
+    /// serve`, the HTTP client, harness specs), so a request valid for one is valid for
+    /// all. The error is [`ExecutorError::InvalidRequest`] naming the field, its value
+    /// and its range.
+    pub fn validate(&self) -> Result<(), ExecutorError> {
+        let bad = |field: &str, value: String, range: &str| {
+            Err(ExecutorError::InvalidRequest(format!(
+                "{field} = {value} is out of range: must be {range}"
+            )))
+        };
+        let t = self.temperature;
+        if !(t.is_finite() && (0.0..=MAX_TEMPERATURE).contains(&t)) {
+            return bad(
+                "temperature",
+                t.to_string(),
+                "between 0 and 100 (0 = greedy)",
+            );
+        }
+        let p = self.top_p;
+        if !(p.is_finite() && p > 0.0 && p <= 1.0) {
+            return bad("top_p", p.to_string(), "in (0, 1] (1 = off)");
+        }
+        let m = self.min_p;
+        if !(m.is_finite() && (0.0..=1.0).contains(&m)) {
+            return bad("min_p", m.to_string(), "in [0, 1] (0 = off)");
+        }
+        if self.max_tokens == 0 {
+            return bad("max_tokens", "0".into(), "at least 1");
+        }
+        if let Some(i) = self.stop.iter().position(String::is_empty) {
+            return Err(ExecutorError::InvalidRequest(format!(
+                "stop[{i}] is an empty string: stop strings must not be empty"
+            )));
+        }
+        if self.grammar.as_deref().is_some_and(|g| g.trim().is_empty()) {
+            return Err(ExecutorError::InvalidRequest(
+                "grammar is empty: give a GBNF grammar with a `root` rule, or none".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -165,6 +212,10 @@ impl crate::error::Classify for ExecutorError {
     }
 }
 
+/// Called once for each request of a batch as soon as that request has finished (see
+/// [`Executor::complete_batch_progress`]), with the request's index in the batch.
+pub type OnDone<'a> = dyn Fn(usize, &Result<Completion, ExecutorError>) + Sync + 'a;
+
 /// A frozen model that completes requests.
 pub trait Executor: Send + Sync {
     /// A stable identity of the model behind this executor (for a GGUF: its sha256), used
@@ -173,10 +224,107 @@ pub trait Executor: Send + Sync {
     /// Complete a batch. Returns one result per request, in order; a failure of one
     /// request does not discard the others.
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>>;
+    /// [`Executor::complete_batch`], also calling `on_done(i, &result)` once for every
+    /// request `i` as soon as it has finished (in completion order, from whichever
+    /// thread finished it), so a caller can keep work that is done before the whole
+    /// batch is (the completion cache writes each completion as it arrives). The
+    /// default reports every result when the whole batch has returned; executors that
+    /// finish requests at different times (llama.cpp's continuous batch, the HTTP
+    /// client's parallel requests) override it.
+    fn complete_batch_progress(
+        &self,
+        requests: &[Request],
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
+        let out = self.complete_batch(requests);
+        for (i, r) in out.iter().enumerate() {
+            on_done(i, r);
+        }
+        out
+    }
     /// Complete one request.
     fn complete(&self, request: &Request) -> Result<Completion, ExecutorError> {
         self.complete_batch(std::slice::from_ref(request))
             .pop()
             .unwrap_or_else(|| Err(ExecutorError::Model("executor returned no result".into())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(f: impl FnOnce(&mut Sampling)) -> Result<(), String> {
+        let mut s = Sampling::default();
+        f(&mut s);
+        s.validate().map_err(|e| match e {
+            ExecutorError::InvalidRequest(m) => m,
+            other => panic!("not InvalidRequest: {other:?}"),
+        })
+    }
+
+    #[test]
+    fn validate_accepts_the_edges_of_every_range() {
+        with(|_| ()).unwrap();
+        with(|s| s.temperature = 100.0).unwrap();
+        with(|s| s.temperature = -0.0).unwrap();
+        with(|s| s.top_p = f32::MIN_POSITIVE).unwrap();
+        with(|s| s.min_p = 1.0).unwrap();
+        with(|s| s.max_tokens = 1).unwrap();
+        with(|s| s.top_k = u32::MAX).unwrap();
+        with(|s| s.grammar = Some("root ::= \"a\"".into())).unwrap();
+    }
+
+    #[test]
+    fn validate_names_the_field_and_its_range() {
+        type Case = (Box<dyn FnOnce(&mut Sampling)>, &'static str, &'static str);
+        let cases: Vec<Case> = vec![
+            (
+                Box::new(|s| s.temperature = 100.5),
+                "temperature = 100.5",
+                "between 0 and 100",
+            ),
+            (
+                Box::new(|s| s.temperature = -0.1),
+                "temperature = -0.1",
+                "between 0 and 100",
+            ),
+            (
+                Box::new(|s| s.temperature = f32::NAN),
+                "temperature = NaN",
+                "between 0 and 100",
+            ),
+            (
+                Box::new(|s| s.temperature = f32::INFINITY),
+                "temperature = inf",
+                "between 0 and 100",
+            ),
+            (Box::new(|s| s.top_p = 0.0), "top_p = 0", "(0, 1]"),
+            (Box::new(|s| s.top_p = 1.01), "top_p = 1.01", "(0, 1]"),
+            (Box::new(|s| s.min_p = -0.01), "min_p = -0.01", "[0, 1]"),
+            (Box::new(|s| s.min_p = f32::NAN), "min_p = NaN", "[0, 1]"),
+            (
+                Box::new(|s| s.max_tokens = 0),
+                "max_tokens = 0",
+                "at least 1",
+            ),
+            (
+                Box::new(|s| s.stop = vec!["x".into(), String::new()]),
+                "stop[1]",
+                "must not be empty",
+            ),
+            (
+                Box::new(|s| s.grammar = Some(" ".into())),
+                "grammar is empty",
+                "root",
+            ),
+        ];
+        for (f, field, range) in cases {
+            let e = with(f).unwrap_err();
+            assert!(
+                e.contains(field) && e.contains(range),
+                "{e:?}: want {field} and {range}"
+            );
+        }
     }
 }

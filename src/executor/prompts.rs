@@ -1,8 +1,9 @@
 //! Prompt files for `hrl generate --prompts FILE.jsonl`: one JSON object per line with
 //! either `prompt` (a string: a user message, or raw text in raw mode) or `messages`
 //! (an array of `{role, content}`), an optional `system` string and an optional `id`
-//! (echoed in the output). Blank lines are skipped; any other malformed line is an
-//! error naming its line number, raised before any inference runs.
+//! (echoed in the output). Blank lines are skipped; any other malformed line —
+//! including one that is not valid UTF-8 — is an error naming its line number, raised
+//! before any inference runs.
 
 use std::path::{Path, PathBuf};
 
@@ -67,25 +68,31 @@ pub fn make_prompt(text: &str, system: Option<&str>, raw: bool) -> Prompt {
     Prompt::Chat(msgs)
 }
 
-/// Parse a prompt file's text. `system` applies to rows without their own; `raw` makes
-/// `prompt` strings raw completions (rows with `messages` stay chat).
+/// Parse a prompt file's bytes. `system` applies to rows without their own; `raw`
+/// makes `prompt` strings raw completions (rows with `messages` stay chat).
 pub fn parse(
     path: &Path,
-    text: &str,
+    bytes: &[u8],
     system: Option<&str>,
     raw: bool,
 ) -> Result<Vec<PromptRow>, PromptFileError> {
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        if line.trim().is_empty() {
+    for line in crate::jsonl::lines(bytes) {
+        let line = line.map_err(|source| PromptFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if line.is_blank() {
             continue;
         }
+        let line_no = line.number;
         let bad = |detail: String| PromptFileError::Malformed {
             path: path.to_path_buf(),
             line: line_no,
             detail,
         };
+        let line = line.text.into_result().map_err(bad)?;
+        let line = line.as_str();
         let v: Value =
             serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
         let Value::Object(obj) = v else {
@@ -145,11 +152,11 @@ pub fn read(
     system: Option<&str>,
     raw: bool,
 ) -> Result<Vec<PromptRow>, PromptFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PromptFileError::Io {
+    let bytes = std::fs::read(path).map_err(|source| PromptFileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, &text, system, raw)
+    parse(path, &bytes, system, raw)
 }
 
 #[cfg(test)]
@@ -159,9 +166,7 @@ mod tests {
     #[test]
     fn rows_and_errors() {
         let p = Path::new("p.jsonl");
-        let rows = parse(
-            p,
-            "{\"prompt\":\"hi\",\"id\":3}\n\n{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"system\":\"S\"}\n",
+        let rows = parse(p, b"{\"prompt\":\"hi\",\"id\":3}\n\n{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"system\":\"S\"}\n",
             Some("D"),
             false,
         )
@@ -178,20 +183,29 @@ mod tests {
             rows[1].prompt,
             Prompt::Chat(vec![Message::system("S"), Message::user("x")])
         );
-        let raw = parse(p, "{\"prompt\":\"abc\"}", None, true).unwrap();
+        let raw = parse(p, b"{\"prompt\":\"abc\"}", None, true).unwrap();
         assert_eq!(raw[0].prompt, Prompt::Raw("abc".into()));
-        let err = parse(p, "{\"prompt\":\"a\"}\n{\"prompt\":1}\n", None, false).unwrap_err();
+        let err = parse(p, b"{\"prompt\":\"a\"}\n{\"prompt\":1}\n", None, false).unwrap_err();
         assert_eq!(err.to_string(), "p.jsonl:2: `prompt` must be a string");
-        let err = parse(p, "{\"prompt\":\"a\"}\nnot json\n", None, false).unwrap_err();
+        let err = parse(p, b"{\"prompt\":\"a\"}\nnot json\n", None, false).unwrap_err();
         assert!(
             err.to_string().starts_with("p.jsonl:2: not valid JSON"),
             "{err}"
         );
-        let err = parse(p, "{\"messages\":[{\"role\":\"user\"}]}", None, false).unwrap_err();
+        let err = parse(p, b"{\"messages\":[{\"role\":\"user\"}]}", None, false).unwrap_err();
         assert!(err.to_string().contains("messages[0]"), "{err}");
         assert!(matches!(
-            parse(p, "\n\n", None, false),
+            parse(p, b"\n\n", None, false),
             Err(PromptFileError::Empty { .. })
         ));
+        // A line that is not UTF-8 is malformed, named by its line number.
+        let err = parse(
+            p,
+            b"{\"prompt\":\"a\"}\n{\"prompt\":\"\xff\"}\n",
+            None,
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "p.jsonl:2: invalid UTF-8 at byte 11");
     }
 }

@@ -9,8 +9,10 @@
 //!     threads=N      CPU threads, 0 = all cores          [0]
 //!     gpu_layers=N   layers offloaded (cuda builds)      [0]
 //!     lora=PATH      a GGUF LoRA adapter; lora_scale=F   [1.0]
-//!     prefix_reuse=on|off   reuse shared prompt prefixes [on]
-//!     kv_unified=on|off     one KV buffer for all seqs   [off]
+//!     prefix_reuse=on|off   reuse prefixes of live sequences        [on]
+//!     prefix_cache=on|off   keep finished prompts' KV for reuse      [on]
+//!     prefill_block=N       prompt block size, 0 = unaligned chunks  [64]
+//!     kv_unified=on|off     one KV buffer for all seqs               [off]
 //! openai:URL#MODEL[,KEY=VALUE]...   an OpenAI-compatible server (vLLM, SGLang, hrl serve)
 //!     max_connections=N [8], timeout_s=F [600], retries=N [5]
 //! MODEL                              shorthand for llama:MODEL
@@ -46,6 +48,8 @@ pub struct LlamaSpec {
     pub lora: Option<PathBuf>,
     pub lora_scale: f32,
     pub prefix_reuse: bool,
+    pub prefix_cache: bool,
+    pub prefill_block: u32,
     pub kv_unified: bool,
 }
 
@@ -61,6 +65,8 @@ impl LlamaSpec {
             lora: None,
             lora_scale: 1.0,
             prefix_reuse: true,
+            prefix_cache: true,
+            prefill_block: 64,
             kv_unified: false,
         }
     }
@@ -358,12 +364,14 @@ impl ExecutorSpec {
                 "lora" => l.lora = Some(PathBuf::from(v)),
                 "lora_scale" => l.lora_scale = number(spec, k, v)?,
                 "prefix_reuse" => l.prefix_reuse = on_off(spec, k, v)?,
+                "prefix_cache" => l.prefix_cache = on_off(spec, k, v)?,
+                "prefill_block" => l.prefill_block = number(spec, k, v)?,
                 "kv_unified" => l.kv_unified = on_off(spec, k, v)?,
                 other => {
                     return Err(bad(
                         spec,
                         format!(
-                            "unknown option `{other}` (n_parallel, ctx, n_batch, threads, gpu_layers, lora, lora_scale, prefix_reuse, kv_unified)"
+                            "unknown option `{other}` (n_parallel, ctx, n_batch, threads, gpu_layers, lora, lora_scale, prefix_reuse, prefix_cache, prefill_block, kv_unified)"
                         ),
                     ));
                 }
@@ -371,6 +379,9 @@ impl ExecutorSpec {
         }
         if l.n_parallel == 0 || l.ctx < 8 || l.n_batch == 0 {
             return Err(bad(spec, "n_parallel and n_batch must be >= 1, ctx >= 8"));
+        }
+        if l.prefill_block > l.n_batch {
+            return Err(bad(spec, "prefill_block must not exceed n_batch"));
         }
         if !(l.lora_scale.is_finite()) {
             return Err(bad(spec, "lora_scale must be finite"));
@@ -393,10 +404,13 @@ impl ExecutorSpec {
                         l.lora_scale
                     ));
                 }
+                let on = |b: bool| if b { "on" } else { "off" };
                 s.push_str(&format!(
-                    ",prefix_reuse={},kv_unified={}",
-                    if l.prefix_reuse { "on" } else { "off" },
-                    if l.kv_unified { "on" } else { "off" }
+                    ",prefix_reuse={},prefix_cache={},prefill_block={},kv_unified={}",
+                    on(l.prefix_reuse),
+                    on(l.prefix_cache),
+                    l.prefill_block,
+                    on(l.kv_unified)
                 ));
                 s
             }
@@ -433,6 +447,8 @@ impl ExecutorSpec {
         opts.lora = l.lora.clone();
         opts.lora_scale = l.lora_scale;
         opts.prefix_reuse = l.prefix_reuse;
+        opts.prefix_cache = l.prefix_cache;
+        opts.prefill_block = l.prefill_block;
         opts.kv_unified = l.kv_unified;
         if let Some(p) = &l.lora
             && !p.is_file()
@@ -496,10 +512,18 @@ impl ExecutorSpec {
                             "architecture": info.architecture,
                             "path": info.path,
                         }),
-                        output_settings: serde_json::json!({
-                            "kv_unified": l.kv_unified,
-                            "prefix_reuse": l.prefix_reuse,
-                        }),
+                        // Block mode makes reuse invisible in outputs; without blocks, reuse
+                        // and the cache change them, so they are part of the identity.
+                        output_settings: if l.prefill_block > 0 && !l.kv_unified {
+                            serde_json::json!({ "prefill_block": l.prefill_block })
+                        } else {
+                            serde_json::json!({
+                                "prefill_block": l.prefill_block,
+                                "kv_unified": l.kv_unified,
+                                "prefix_reuse": l.prefix_reuse,
+                                "prefix_cache": l.prefix_cache,
+                            })
+                        },
                         hash: String::new(),
                     }
                     .finish();

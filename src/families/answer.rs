@@ -1,8 +1,9 @@
 //! Answer extraction and the scoring entry point shared by every family.
 //!
-//! Strict mode (the default): the answer is the content of the last complete
-//! `<answer>...</answer>` pair (tag names are matched ASCII-case-insensitively, the
-//! content is trimmed). No pair, no credit. Lenient mode is an explicit opt-in for
+//! Strict mode (the default): the answer is the text between the last `</answer>` and
+//! the last `<answer>` before it (see [`extract_answer`] for the exact pairing rule;
+//! tag names are matched ASCII-case-insensitively, the content is trimmed). No pair, no
+//! credit. Lenient mode is an explicit opt-in for
 //! diagnosing formatting failures: without a tag it falls back to the last non-empty
 //! line of the response; results are labelled with the mode that produced them.
 
@@ -47,14 +48,25 @@ fn rfind_ci(hay: &str, needle: &str, end: usize) -> Option<usize> {
 
 /// The trimmed content of the last complete `<answer>...</answer>` pair.
 ///
-/// "Last" means the last closing tag and the nearest opening tag before it, so
-/// `<answer>1</answer> ... <answer>2</answer>` gives `2`, and a trailing unclosed
-/// `<answer>3` is ignored.
+/// The pairing rule: the answer is the text between the **last** `</answer>` and the
+/// **last `<answer>` before it**. So `<answer>1</answer> ... <answer>2</answer>` gives
+/// `2`, a trailing unclosed `<answer>3` is ignored, and a stray opening tag before the
+/// pair is ignored too (`<answer><answer>X</answer>` gives `X`). If the text between
+/// the two tags contains another `</answer>` — a closing tag with no opening tag of its
+/// own, as in `<answer>X</answer></answer>` — the response has no answer (`None`),
+/// because it cannot be told which closing tag ends the answer. Tag names are matched
+/// ASCII-case-insensitively; the content is trimmed of whitespace (any Unicode
+/// `White_Space`, so a no-break space around the answer is ignored; zero-width
+/// characters are not whitespace).
 pub fn extract_answer(response: &str) -> Option<String> {
     let close = rfind_ci(response, CLOSE, response.len())?;
     let open = rfind_ci(response, OPEN, close)?;
     // Both tags are ASCII, so these offsets are char boundaries.
-    Some(response[open + OPEN.len()..close].trim().to_string())
+    let inner = &response[open + OPEN.len()..close];
+    if rfind_ci(inner, CLOSE, inner.len()).is_some() {
+        return None;
+    }
+    Some(inner.trim().to_string())
 }
 
 fn extract(response: &str, mode: ScoreMode) -> Option<String> {
@@ -109,6 +121,43 @@ mod tests {
         assert_eq!(extract_answer("no tags"), None);
         assert_eq!(extract_answer("</answer><answer>"), None);
         assert_eq!(extract_answer("é<answer>ü</answer>é").as_deref(), Some("ü"));
+    }
+
+    #[test]
+    fn pairing_rule() {
+        // A stray opening tag before the pair is ignored.
+        assert_eq!(
+            extract_answer("<answer><answer>X</answer>").as_deref(),
+            Some("X")
+        );
+        assert_eq!(
+            extract_answer("<answer>a <answer> X </answer>").as_deref(),
+            Some("X")
+        );
+        // A closing tag without its own opening tag: no answer at all.
+        assert_eq!(extract_answer("<answer>X</answer></answer>"), None);
+        assert_eq!(extract_answer("<answer>X</ANSWER> and </answer>"), None);
+        // ... but an earlier complete pair does not rescue it either.
+        assert_eq!(
+            extract_answer("<answer>1</answer> <answer>2</answer></answer>"),
+            None
+        );
+        // An empty pair is an (empty) answer.
+        assert_eq!(extract_answer("<answer></answer>").as_deref(), Some(""));
+        // No-break spaces around the answer are whitespace; a zero-width space is not.
+        assert_eq!(
+            extract_answer("<answer>\u{a0}42\u{a0}</answer>").as_deref(),
+            Some("42")
+        );
+        assert_eq!(
+            extract_answer("<answer>\u{200b}42</answer>").as_deref(),
+            Some("\u{200b}42")
+        );
+        // Lookalike tags are not tags.
+        assert_eq!(
+            extract_answer("<answer>1</answer><аnswer>2</аnswer>").as_deref(),
+            Some("1")
+        );
     }
 
     #[test]

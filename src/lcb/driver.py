@@ -1,8 +1,8 @@
 # harness-rl LiveCodeBench test driver. Runs inside the sandbox next to main.py.
 #
 # Reads its job from job.json (or the file named by argv[1]) (JSON: code, mode, func_name, tests,
-# timeout, nonce, float_tol), deletes it, and writes one JSON line per test to the
-# original standard output, each carrying the nonce:
+# timeout, nonce, float_tol, clock, output_cap), deletes it, and writes one JSON line per
+# test to the original standard output, each carrying the nonce:
 #   {"nonce": N, "test": i, "code": 1|-2|-3|-4, "message": ..., "time_ms": ...}
 # then {"nonce": N, "done": true}. Codes follow LiveCodeBench: 1 pass, -2 wrong answer,
 # -3 time limit exceeded, -4 runtime or compile error; it stops at the first failure.
@@ -12,8 +12,10 @@
 # real file descriptors 0 and 1 carry the test's input and the program's output
 # (input(), sys.stdin, sys.stdin.buffer, open(0), sys.stdout.buffer, os.write(1) all
 # behave as on a judge). The parent alone compares outputs; the child never sees the
-# report channel. This is a grader, not a security boundary: the sandbox is.
-import ast
+# report channel. Standard error is drained and discarded per test (its tail is kept for
+# messages), so only standard output counts against a per-test cap. Python's int/str
+# conversion limit is 50,000 digits in every test, as in LiveCodeBench's evaluation.
+# This is a grader, not a security boundary: the sandbox is.
 import io
 import json
 import numbers
@@ -23,6 +25,7 @@ import signal
 import sys
 import time
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 HEADER = (
     "from string import *\nfrom re import *\nfrom datetime import *\n"
@@ -37,6 +40,10 @@ HEADER = (
 )
 MAX_SHOW = 300
 MAX_MSG = 64 << 20
+# LiveCodeBench's evaluation raises Python's int/str conversion limit to this many digits
+# for the whole run; its test processes inherit it.
+INT_DIGITS = 50000
+STDERR_TAIL = 2000
 
 
 def show(s):
@@ -55,6 +62,10 @@ def decimals(line):
         return None
 
 
+SNAN_MESSAGE = ("Runtime Error: comparing a signalling NaN (sNaN) raises InvalidOperation "
+                "(a runtime error in LiveCodeBench too)")
+
+
 def close_enough(a, b, tol):
     if a == b:
         return True
@@ -64,24 +75,37 @@ def close_enough(a, b, tol):
 
 
 def compare_stdin(got, want, tol):
+    """None when equal, else (code, message): -2, or -4 for a signalling NaN reached in
+    the comparison (LiveCodeBench compares the token lists with ==, which raises there)."""
     g, w = lines_of(got), lines_of(want)
     if len(g) != len(w):
-        return f"Wrong answer: mismatched output length ({len(g)} lines, expected {len(w)})"
+        return -2, f"Wrong answer: mismatched output length ({len(g)} lines, expected {len(w)})"
     for k, (a, b) in enumerate(zip(g, w)):
         if a == b:
             continue
         da, db = decimals(a), decimals(b)
         if da is None or db is None or len(da) != len(db):
-            return f"Wrong answer at output line {k + 1}"
-        if all(close_enough(x, y, tol) for x, y in zip(da, db)):
-            continue
-        return f"Wrong answer at output line {k + 1}"
+            return -2, f"Wrong answer at output line {k + 1}"
+        for x, y in zip(da, db):
+            if x.is_snan() or y.is_snan():
+                return -4, SNAN_MESSAGE
+            if not close_enough(x, y, tol):
+                return -2, f"Wrong answer at output line {k + 1}"
     return None
 
 
 def equal_values(a, b, tol):
-    if tol is not None and isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        return a == b or abs(a - b) <= tol * max(1.0, abs(b))
+    """Python's == between a returned value and the JSON answer, or with `tol` numbers
+    within the tolerance. Raises InvalidOperation when it compares a signalling NaN."""
+    if tol is not None and isinstance(a, (float, Fraction, Decimal)) and isinstance(b, (int, float)) \
+            and not isinstance(b, bool):
+        if a == b:
+            return True
+        try:
+            fa = float(a)
+        except (OverflowError, ValueError):
+            return False
+        return abs(fa - b) <= tol * max(1.0, abs(b))
     if tol is not None and isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(equal_values(x, y, tol) for x, y in zip(a, b))
     if tol is not None and isinstance(a, dict) and isinstance(b, dict):
@@ -89,38 +113,78 @@ def equal_values(a, b, tol):
     return a == b
 
 
-def normalize(v, depth=0):
-    """Tuples to lists (as LiveCodeBench); only values JSON answers can equal pass."""
+def encode(v, depth=0):
+    """A returned value as tagged JSON the parent can rebuild exactly.
+
+    Kept: None, bool, int (any Integral), float, Fraction (any other Rational), Decimal,
+    str, list, tuple, dict; other real numbers become floats. Anything else (sets,
+    objects) cannot equal a JSON answer and is refused. Tuples stay tuples: only a
+    top-level tuple is turned into a list (LiveCodeBench's rule), so a nested tuple
+    does not equal a nested JSON list.
+    """
     if depth > 200:
         raise TypeError("return value nested too deeply")
-    if v is None or isinstance(v, (bool, str)):
+    if v is None or isinstance(v, bool):
         return v
     if isinstance(v, numbers.Integral):
-        return int(v)
+        return {"i": str(int(v))}
     if isinstance(v, float):
-        return v
-    if isinstance(v, (list, tuple)):
-        return [normalize(x, depth + 1) for x in v]
+        return {"f": repr(float(v))}
+    if isinstance(v, Decimal):
+        return {"d": str(v)}
+    if isinstance(v, numbers.Rational):
+        return {"q": [str(int(v.numerator)), str(int(v.denominator))]}
+    if isinstance(v, numbers.Real):
+        return {"f": repr(float(v))}
+    if isinstance(v, str):
+        return str.__str__(v)
+    if isinstance(v, list):
+        return {"l": [encode(x, depth + 1) for x in v]}
+    if isinstance(v, tuple):
+        return {"t": [encode(x, depth + 1) for x in v]}
     if isinstance(v, dict):
-        out = {}
-        for k, x in v.items():
-            if not isinstance(k, str):
-                raise TypeError(f"dict key of type {type(k).__name__}")
-            out[k] = normalize(x, depth + 1)
-        return out
+        return {"m": [[encode(k, depth + 1), encode(x, depth + 1)] for k, x in v.items()]}
     raise TypeError(f"return value of type {type(v).__name__}")
 
 
-def child(job, code_obj, test, in_path, out_path, wfd):
+def decode(e):
+    if e is None or isinstance(e, (bool, str)):
+        return e
+    (tag, x), = e.items()
+    if tag == "i":
+        return int(x)
+    if tag == "f":
+        return float(x)
+    if tag == "d":
+        return Decimal(x)
+    if tag == "q":
+        return Fraction(int(x[0]), int(x[1]))
+    if tag == "l":
+        return [decode(y) for y in x]
+    if tag == "t":
+        return tuple(decode(y) for y in x)
+    if tag == "m":
+        return {decode(k): decode(y) for k, y in x}
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+def top_level_list(v):
+    """LiveCodeBench turns a returned top-level tuple into a list, and nothing deeper."""
+    return list(v) if isinstance(v, tuple) else v
+
+
+def child(job, code_obj, test, in_path, out_path, wfd, efd):
     os.setpgid(0, 0)
     if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(sys.int_info.default_max_str_digits)
+        sys.set_int_max_str_digits(INT_DIGITS)
     fd_in = os.open(in_path, os.O_RDONLY)
     os.dup2(fd_in, 0)
     fd_out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd_out, 1)
+    os.dup2(efd, 2)
     os.close(fd_in)
     os.close(fd_out)
+    os.close(efd)
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
     out = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
     sys.stdout = out
@@ -141,16 +205,16 @@ def child(job, code_obj, test, in_path, out_path, wfd):
                 method = getattr(target, job["func_name"])
             else:
                 method = ns[job["func_name"]]
-            value = method(*args)
+            value = top_level_list(method(*args))
             if hasattr(sys, "set_int_max_str_digits"):
                 sys.set_int_max_str_digits(0)
             try:
-                msg["value"] = repr(normalize(value))
+                msg["value"] = encode(value)
             except (TypeError, ValueError, RecursionError) as e:
                 msg = {"status": "incomparable", "error": str(e)}
     except BaseException as e:  # noqa: BLE001 - every failure of the program is a result
         msg = {"status": "error", "error": f"{type(e).__name__}: {show(str(e))}"}
-    for stream in (sys.stdout, out, sys.__stdout__):
+    for stream in (sys.stdout, out, sys.__stdout__, sys.stderr):
         try:
             stream.flush()
         except BaseException:  # noqa: BLE001 - a closed or replaced stream
@@ -179,41 +243,63 @@ def run_one(job, code_obj, i, test, report):
     with open(in_path, "w", encoding="utf-8") as f:
         f.write(test["input"] if job["mode"] == "stdin" else "")
     rfd, wfd = os.pipe()
+    erfd, ewfd = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(rfd)
+        os.close(erfd)
         os.close(report.fileno())
-        child(job, code_obj, test, in_path, out_path, wfd)
+        child(job, code_obj, test, in_path, out_path, wfd, ewfd)
     os.close(wfd)
+    os.close(ewfd)
+    os.set_blocking(erfd, False)
     cpu_clock = job.get("clock") == "cpu"
     # Wall clock (LiveCodeBench): the limit is wall time. CPU clock: the limit is the
     # test process's CPU time, with a wall-clock backstop of 4x the limit + 1 s.
     deadline = start + (4 * job["timeout"] + 1 if cpu_clock else job["timeout"])
     chunks, size, timed_out, status = [], 0, False, None
+    err_tail, err_open, msg_open = b"", True, True
+    next_cpu_check = start
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([rfd], [], [], min(left, 0.05 if cpu_clock else 0.1))
-        if not ready:
-            # A grandchild may hold the pipe open after the child ended.
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-                break
-            if cpu_clock and cpu_seconds(pid) > job["timeout"]:
+        fds = ([rfd] if msg_open else []) + ([erfd] if err_open else [])
+        ready, _, _ = select.select(fds, [], [], min(left, 0.05 if cpu_clock else 0.1))
+        if erfd in ready:
+            # Standard error is not compared: drain it, keep its tail for messages.
+            try:
+                data = os.read(erfd, 1 << 16)
+            except BlockingIOError:
+                data = None
+            if data == b"":
+                err_open = False
+            elif data:
+                err_tail = (err_tail + data)[-STDERR_TAIL:]
+        if rfd in ready:
+            chunk = os.read(rfd, 65536)
+            if not chunk:
+                msg_open = False
+            else:
+                size += len(chunk)
+                if size > MAX_MSG:
+                    break
+                chunks.append(chunk)
+        if not msg_open and not err_open:
+            break
+        # Whether or not the pipes are done: a grandchild may hold them open (and keep
+        # writing to stderr) after the child ended. Its message is drained below.
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = st
+            break
+        if cpu_clock and time.monotonic() >= next_cpu_check:
+            next_cpu_check = time.monotonic() + 0.05
+            if cpu_seconds(pid) > job["timeout"]:
                 timed_out = True
                 break
-            continue
-        chunk = os.read(rfd, 65536)
-        if not chunk:
-            break
-        size += len(chunk)
-        if size > MAX_MSG:
-            break
-        chunks.append(chunk)
     if timed_out:
         for target in (-pid, pid):
             try:
@@ -226,15 +312,36 @@ def run_one(job, code_obj, i, test, report):
         os.killpg(pid, signal.SIGKILL)  # grandchildren the program left behind
     except OSError:
         pass
+    if msg_open:
+        # The child has ended: whatever it wrote is in the pipe.
+        os.set_blocking(rfd, False)
+        try:
+            while size <= MAX_MSG:
+                chunk = os.read(rfd, 65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                chunks.append(chunk)
+        except BlockingIOError:
+            pass
     os.close(rfd)
+    os.close(erfd)
     elapsed = int((time.monotonic() - start) * 1000)
     res = {"test": i, "time_ms": elapsed}
     if timed_out:
         res.update(code=-3, message="Time Limit Exceeded")
         return res
+    out_size = os.path.getsize(out_path) if os.path.exists(out_path) else 0
+    if out_size >= job["output_cap"]:
+        os.unlink(out_path)
+        res.update(code=-4, message=f"Output Limit Exceeded: more than {job['output_cap'] >> 20} MiB "
+                                    "written to standard output in one test")
+        return res
     try:
         msg = json.loads(b"".join(chunks).decode()) if chunks else None
     except ValueError:
+        msg = None
+    if not isinstance(msg, dict):
         msg = None
     if msg is None:
         # The child ended without a message: os._exit() after printing (fine for stdin
@@ -244,7 +351,8 @@ def run_one(job, code_obj, i, test, report):
         else:
             why = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                    else f"exited with status {os.WEXITSTATUS(status)}")
-            res.update(code=-4, message=f"Runtime Error: program {why}")
+            tail = err_tail.decode("utf-8", errors="replace").strip()
+            res.update(code=-4, message=f"Runtime Error: program {why}" + (f": {show(tail[-MAX_SHOW:])}" if tail else ""))
             return res
     if msg.get("status") == "error":
         res.update(code=-4, message="Runtime Error: " + str(msg.get("error")))
@@ -254,22 +362,26 @@ def run_one(job, code_obj, i, test, report):
         with open(out_path, "rb") as f:
             got = f.read().decode("utf-8", errors="replace")
         os.unlink(out_path)
-        why = compare_stdin(got, test["output"], tol)
-        if why is not None:
-            res.update(code=-2, message=why, output=show(got), expected=show(test["output"]))
+        bad = compare_stdin(got, test["output"], tol)
+        if bad is not None:
+            res.update(code=bad[0], message=bad[1], output=show(got), expected=show(test["output"]))
             return res
     else:
+        os.unlink(out_path)
         want = json.loads(test["output"])
         if msg.get("status") == "incomparable":
             res.update(code=-2, message="Wrong Answer: " + str(msg.get("error")), expected=show(test["output"]))
             return res
         try:
-            got = ast.literal_eval(msg["value"])
-        except (ValueError, SyntaxError, KeyError, MemoryError, RecursionError):
-            got = object()
-        if not equal_values(got, want, tol):
-            res.update(code=-2, message="Wrong Answer", output=show(msg.get("value", "")),
-                       expected=show(test["output"]))
+            got = decode(msg["value"])
+            same = equal_values(got, want, tol)
+        except InvalidOperation:
+            res.update(code=-4, message=SNAN_MESSAGE, expected=show(test["output"]))
+            return res
+        except Exception:  # noqa: BLE001 - a forged or unreadable message is not a pass
+            got, same = None, False
+        if not same:
+            res.update(code=-2, message="Wrong Answer", output=show(got), expected=show(test["output"]))
             return res
     res.update(code=1, message="")
     return res
@@ -277,7 +389,7 @@ def run_one(job, code_obj, i, test, report):
 
 def main():
     if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)  # literal_eval of big integer answers
+        sys.set_int_max_str_digits(0)  # decoding big integer answers
     path = sys.argv[1] if len(sys.argv) > 1 else "job.json"
     with open(path, encoding="utf-8") as f:
         job = json.load(f)

@@ -1,32 +1,85 @@
 //! Grades Python solutions with LiveCodeBench's semantics, every program inside the
 //! [`crate::sandbox`].
 //!
-//! One sandboxed Python process per solution runs `driver.py` (shipped in the crate),
-//! which executes the solution against public-then-private tests: stdin tests compare
-//! the stripped output line by line (exact, or as whitespace-split tokens under exact
+//! One sandboxed Python process per solution runs a driver shipped in the crate, which
+//! executes the solution against public-then-private tests: stdin tests compare the
+//! stripped output line by line (exact, or as whitespace-split tokens under exact
 //! decimal equality; an optional float tolerance is off by default); functional tests
 //! call `Solution().<func_name>(*args)` with one JSON value per input line and compare
-//! with `==` after turning tuples into lists. Each test has its own wall-clock limit
+//! with `==` after turning a top-level tuple into a list. Each test has its own limit
 //! (default 6 s); grading stops at the first failure. The driver reports one JSON line
 //! per test; anything else on its report channel is a [`LcbError::Grading`] error.
 //!
+//! Two drivers, chosen by [`Semantics`]: `driver.py` (the default, [`Semantics::Judge`])
+//! runs each test in a fresh process with real file descriptors, as an online judge;
+//! `reference_driver.py` ([`Semantics::Reference`]) reproduces the verdicts of
+//! LiveCodeBench's own runner, quirks included (docs/ARCHITECTURE.md lists them).
+//!
 //! Result codes (as LiveCodeBench): 1 pass, -1 global timeout, -2 wrong answer,
 //! -3 time limit exceeded, -4 runtime or compile error. When the whole run passes its
-//! global limit `(timeout + 1) * tests + 5` seconds, every test is -1.
+//! global limit `(timeout + 1) * tests + 5` seconds, every test is -1 (judge semantics;
+//! the reference runner records a single -2 instead).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize, Serializer};
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
 
 use super::{LcbError, Problem};
+pub use crate::codetasks::{SampleResult, TestCode, TestResult};
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
 
-/// The Python driver run inside the sandbox.
+/// The Python driver run inside the sandbox (judge semantics).
 pub const DRIVER: &str = include_str!("driver.py");
+/// The Python driver reproducing LiveCodeBench's reference runner.
+pub const REFERENCE_DRIVER: &str = include_str!("reference_driver.py");
+
+/// Standard output one test may write (judge semantics); more is a runtime error.
+/// Standard error is drained and not counted.
+pub const TEST_OUTPUT_CAP: u64 = 64 << 20;
+
+/// Whose verdicts the grader reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Semantics {
+    /// Like an online judge: a fresh process per test, the input on a real fd 0, the
+    /// output read from a real fd 1, a hard per-test kill; LiveCodeBench's comparison.
+    #[default]
+    Judge,
+    /// LiveCodeBench's reference runner (`testing_util.run_test`), quirks included, for
+    /// matching published numbers exactly.
+    Reference,
+}
+
+impl Semantics {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Semantics::Judge => "judge",
+            Semantics::Reference => "reference",
+        }
+    }
+}
+
+impl std::fmt::Display for Semantics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Semantics {
+    type Err = LcbError;
+    fn from_str(s: &str) -> Result<Self, LcbError> {
+        match s {
+            "judge" => Ok(Semantics::Judge),
+            "reference" => Ok(Semantics::Reference),
+            _ => Err(LcbError::BadSolutions(format!(
+                "unknown grading semantics `{s}` (expected judge or reference)"
+            ))),
+        }
+    }
+}
 
 /// How to grade.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +97,10 @@ pub struct GradeConfig {
     pub jobs: usize,
     /// What the per-test limit measures: wall time (LiveCodeBench, the default) or
     /// the test process's CPU time (robust on a busy machine; wall backstop 4x + 1 s).
+    /// Judge semantics only: the reference runner's alarm is wall time.
     pub clock: TimeoutClock,
+    /// Judge-like (default) or LiveCodeBench's reference runner, quirks included.
+    pub semantics: Semantics,
 }
 
 /// The clock of the per-test limit.
@@ -65,81 +121,8 @@ impl Default for GradeConfig {
             memory_mb: 4096,
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
             clock: TimeoutClock::Wall,
+            semantics: Semantics::Judge,
         }
-    }
-}
-
-/// The outcome of one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TestCode {
-    Pass,
-    GlobalTimeout,
-    WrongAnswer,
-    TimeLimit,
-    RuntimeError,
-}
-
-impl TestCode {
-    /// LiveCodeBench's integer code (pass is 1 here; LiveCodeBench writes `True`).
-    pub fn code(self) -> i32 {
-        match self {
-            TestCode::Pass => 1,
-            TestCode::GlobalTimeout => -1,
-            TestCode::WrongAnswer => -2,
-            TestCode::TimeLimit => -3,
-            TestCode::RuntimeError => -4,
-        }
-    }
-
-    pub fn from_code(c: i64) -> Option<TestCode> {
-        Some(match c {
-            1 => TestCode::Pass,
-            -1 => TestCode::GlobalTimeout,
-            -2 => TestCode::WrongAnswer,
-            -3 => TestCode::TimeLimit,
-            -4 => TestCode::RuntimeError,
-            _ => return None,
-        })
-    }
-}
-
-impl Serialize for TestCode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_i32(self.code())
-    }
-}
-
-/// One graded test.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TestResult {
-    pub test: usize,
-    pub code: TestCode,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    pub time_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-}
-
-/// One graded solution.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SampleResult {
-    pub question_id: String,
-    /// Index of this solution among the problem's solutions (input order).
-    pub sample: usize,
-    pub passed: bool,
-    /// Tests of the problem (public + private).
-    pub n_tests: usize,
-    /// Results up to and including the first failure.
-    pub results: Vec<TestResult>,
-}
-
-impl SampleResult {
-    /// The first failing result, if any.
-    pub fn failure(&self) -> Option<&TestResult> {
-        self.results.iter().find(|r| r.code != TestCode::Pass)
     }
 }
 
@@ -153,6 +136,8 @@ struct Job<'a> {
     nonce: &'a str,
     float_tol: Option<f64>,
     clock: TimeoutClock,
+    output_cap: u64,
+    global_timeout: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -180,22 +165,6 @@ pub struct Grader {
     config: GradeConfig,
 }
 
-static NONCE_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn nonce() -> String {
-    let mut h = Sha256::new();
-    h.update(std::process::id().to_le_bytes());
-    h.update(NONCE_COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    h.update(now.as_nanos().to_le_bytes());
-    h.finalize()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 impl Grader {
     /// Build a grader; fails when the sandbox cannot isolate and the caller did not
     /// opt out (`unsafe_no_isolation`).
@@ -211,6 +180,21 @@ impl Grader {
             return Err(LcbError::BadSolutions(format!(
                 "invalid float tolerance {t}"
             )));
+        }
+        if config.semantics == Semantics::Reference {
+            if config.clock == TimeoutClock::Cpu {
+                return Err(LcbError::BadSolutions(
+                    "the reference runner's per-test limit is wall time: --timeout-clock cpu \
+                     needs --semantics judge"
+                        .into(),
+                ));
+            }
+            if config.float_tolerance.is_some() {
+                return Err(LcbError::BadSolutions(
+                    "the reference runner compares exactly: --float-tol needs --semantics judge"
+                        .into(),
+                ));
+            }
         }
         Ok(Grader {
             sandbox: Sandbox::new(sandbox)?,
@@ -239,7 +223,8 @@ impl Grader {
                     .into(),
             });
         }
-        let nonce = nonce();
+        let nonce = crate::codetasks::nonce();
+        let reference = self.config.semantics == Semantics::Reference;
         let job = Job {
             code,
             mode: if functional { "functional" } else { "stdin" },
@@ -255,6 +240,8 @@ impl Grader {
             nonce: &nonce,
             float_tol: self.config.float_tolerance,
             clock: self.config.clock,
+            output_cap: TEST_OUTPUT_CAP,
+            global_timeout: self.config.global_timeout.map(|d| d.as_secs_f64()),
         };
         let job_bytes = serde_json::to_vec(&job).expect("serializable");
         let global = self.config.global_timeout.unwrap_or_else(|| {
@@ -264,15 +251,22 @@ impl Grader {
             };
             Duration::from_secs_f64(per_test * n as f64 + 5.0)
         });
+        // Reference semantics: the driver enforces the global limit itself (and reports
+        // what LiveCodeBench's runner records); the sandbox's clock is only a backstop.
+        let wall = if reference {
+            global + Duration::from_secs(10)
+        } else {
+            global
+        };
         let req = RunRequest {
-            program: DRIVER.to_string(),
+            program: if reference { REFERENCE_DRIVER } else { DRIVER }.to_string(),
             stdin: Vec::new(),
             files: vec![("job.json".to_string(), job_bytes)],
             limits: Limits {
-                wall: global,
-                cpu_seconds: global.as_secs() + 1,
+                wall,
+                cpu_seconds: wall.as_secs() + 1,
                 memory_mb: self.config.memory_mb,
-                file_size_bytes: 64 << 20,
+                file_size_bytes: TEST_OUTPUT_CAP,
                 open_files: 64,
                 processes: 32,
                 output_bytes: 16 << 20,
@@ -283,7 +277,26 @@ impl Grader {
             question_id: problem.question_id.clone(),
             message,
         };
+        let lost = |why: String| SampleResult {
+            question_id: problem.question_id.clone(),
+            sample,
+            passed: false,
+            n_tests: n,
+            results: vec![TestResult {
+                test: 0,
+                code: TestCode::WrongAnswer,
+                message: format!(
+                    "Test runner error: {why}; LiveCodeBench's runner records this as a single -2"
+                ),
+                time_ms: 0,
+                output: None,
+                expected: None,
+            }],
+        };
         if run.end == EndReason::Timeout {
+            if reference {
+                return Ok(lost(format!("the run passed {:.1} s", wall.as_secs_f64())));
+            }
             // LiveCodeBench: when the whole run hangs, every test is a global timeout.
             let results = (0..n)
                 .map(|i| TestResult {
@@ -304,6 +317,14 @@ impl Grader {
             });
         }
         let (mut results, done) = parse_report(&run.stdout, &nonce, n).map_err(&err)?;
+        if !done && reference && results.is_empty() {
+            // The reference driver reports only once its test process has finished: a
+            // driver that ended early lost the whole result, as the reference would.
+            return Ok(lost(format!(
+                "the run ended early ({:?}, exit {:?}, signal {:?})",
+                run.end, run.exit_code, run.signal
+            )));
+        }
         if !done {
             // The driver ended early (killed by a limit, or by the program itself):
             // the test in progress fails as a runtime error.
@@ -555,5 +576,19 @@ pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) ->
         by_platform: group(&|s| s.platform.clone()),
         by_difficulty: group(&|s| s.difficulty.clone()),
         per_problem,
+    }
+}
+
+impl crate::codetasks::CodeGrader for Grader {
+    type Problem = Problem;
+    type Error = LcbError;
+
+    fn grade_code(
+        &self,
+        problem: &Problem,
+        code: &str,
+        sample: usize,
+    ) -> Result<SampleResult, LcbError> {
+        self.grade(problem, code, sample)
     }
 }

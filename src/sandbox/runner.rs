@@ -403,6 +403,7 @@ impl PauseClock {
 
 /// Read newline-terminated messages from the program and answer each through
 /// `handler`; stops at EOF (the program's tree is gone) or after a violation.
+#[allow(clippy::too_many_arguments)] // the channel's ends and the run's shared state
 fn serve_channel(
     mut host_read: File,
     mut host_write: File,

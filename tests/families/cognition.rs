@@ -116,15 +116,24 @@ fn grid(inst: &Instance) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Every pair of `+` cells as top-left and bottom-right corners whose four sides are
-/// completely drawn.
-fn rectangle_count(inst: &Instance) -> String {
-    let g = grid(inst);
+/// The grid as drawn in the question: its lines made only of `.+-|`.
+fn drawn_grid(inst: &Instance) -> Vec<Vec<u8>> {
+    inst.question
+        .lines()
+        .filter(|l| !l.is_empty() && l.bytes().all(|b| b".+-|".contains(&b)))
+        .map(|l| l.as_bytes().to_vec())
+        .collect()
+}
+
+/// Every complete rectangle of a drawn grid, `[top, left, bottom, right]`: each pair of
+/// `+` cells as top-left and bottom-right corners whose other two corners are `+` and
+/// whose four sides are completely drawn.
+fn complete_rectangles(g: &[Vec<u8>]) -> Vec<[usize; 4]> {
     let plus: Vec<(usize, usize)> = (0..g.len())
         .flat_map(|y| (0..g[y].len()).map(move |x| (y, x)))
         .filter(|&(y, x)| g[y][x] == b'+')
         .collect();
-    let mut count = 0;
+    let mut found = Vec::new();
     for &(t, l) in &plus {
         for &(b, r) in &plus {
             if b <= t || r <= l || g[t][r] != b'+' || g[b][l] != b'+' {
@@ -133,11 +142,17 @@ fn rectangle_count(inst: &Instance) -> String {
             let horiz = (l + 1..r).all(|x| g[t][x] == b'-' && g[b][x] == b'-');
             let vert = (t + 1..b).all(|y| g[y][l] == b'|' && g[y][r] == b'|');
             if horiz && vert {
-                count += 1;
+                found.push([t, l, b, r]);
             }
         }
     }
-    count.to_string()
+    found
+}
+
+/// Count the complete rectangles in the grid the question draws (never the
+/// generator's list of what it placed).
+fn rectangle_count(inst: &Instance) -> String {
+    complete_rectangles(&drawn_grid(inst)).len().to_string()
 }
 
 fn count_bits(inst: &Instance) -> String {
@@ -191,6 +206,11 @@ pub fn resolvers() -> Vec<Resolver> {
             family: "needle_haystack",
             unique: true,
             solve: needle_haystack,
+        },
+        Resolver {
+            family: "arc_1d",
+            unique: true,
+            solve: arc_1d,
         },
     ]
 }
@@ -305,41 +325,26 @@ fn rectangle_grids_are_well_formed() {
                 .collect::<Vec<_>>()
                 .join("\n");
             assert!(x.question.contains(&grid_text));
-            // The gold counts only the complete outlines recorded in metadata.
-            assert_eq!(
-                x.answer,
-                x.metadata["rectangles"]
-                    .as_array()
-                    .unwrap()
-                    .len()
-                    .to_string()
-            );
+            assert_eq!(drawn_grid(&x), g, "{}", x.id);
+            // The gold is the number of complete rectangles counted in the drawn grid.
+            assert_eq!(x.answer, rectangle_count(&x), "{}", x.id);
         }
     }
-    // Broken outlines do occur at level 5, and nesting somewhere.
+    // Broken outlines (four `+` corners, a gap in a side) do occur at level 5: the
+    // drawn corners outnumber four per complete rectangle.
     let broken: usize = (0..50)
         .map(|i| {
-            inst("rectangle_count", 5, i).1.metadata["broken"]
-                .as_array()
-                .unwrap()
-                .len()
+            let g = drawn_grid(&inst("rectangle_count", 5, i).1);
+            let corners = g.iter().flatten().filter(|&&c| c == b'+').count();
+            let complete = complete_rectangles(&g).len();
+            assert_eq!(corners % 4, 0);
+            corners / 4 - complete
         })
         .sum();
     assert!(broken > 50, "{broken}");
+    // Nested rectangles are drawn somewhere.
     let nested = (0..200).any(|i| {
-        let (_, x) = inst("rectangle_count", 4, i);
-        let r: Vec<Vec<u64>> = x.metadata["rectangles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| {
-                v.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|c| c.as_u64().unwrap())
-                    .collect()
-            })
-            .collect();
+        let r = complete_rectangles(&drawn_grid(&inst("rectangle_count", 4, i).1));
         r.iter().any(|a| {
             r.iter()
                 .any(|b| a != b && b[0] > a[0] && b[1] > a[1] && b[2] < a[2] && b[3] < a[3])
@@ -359,4 +364,222 @@ fn count_bits_ranges() {
             assert!(x.question.contains(&n.to_string()));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: arc_1d.
+// ---------------------------------------------------------------------------------
+
+fn digits(v: &serde_json::Value) -> Vec<u8> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as u8)
+        .collect()
+}
+
+/// A rule as the re-solver knows it: its own names, not the generator's types.
+#[derive(Clone, Copy, Debug)]
+enum ArcRule {
+    Shift(isize),
+    Reverse,
+    Recolor(u8, u8),
+    FillGap(u8),
+    Gravity(bool),
+    Extend(u8, bool),
+    Denoise,
+    ToMarker(u8),
+}
+
+const ARC_MARKER: u8 = 9;
+
+/// Each rule re-implemented from its description, cell by cell (the generator works on
+/// whole blocks and slices). `None` where the rule does not apply to `s`.
+fn arc_apply(rule: ArcRule, s: &[u8]) -> Option<Vec<u8>> {
+    let n = s.len();
+    Some(match rule {
+        ArcRule::Shift(k) => {
+            // Not applicable when a coloured cell would leave the sequence.
+            let inside = |i: isize| (0..n as isize).contains(&i);
+            if (0..n as isize).any(|i| s[i as usize] != 0 && !inside(i + k)) {
+                return None;
+            }
+            (0..n as isize)
+                .map(|i| {
+                    if inside(i - k) {
+                        s[(i - k) as usize]
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        }
+        ArcRule::Reverse => (0..n).map(|i| s[n - 1 - i]).collect(),
+        ArcRule::Recolor(from, to) => s.iter().map(|&c| if c == from { to } else { c }).collect(),
+        ArcRule::FillGap(c) => {
+            if s.iter().filter(|&&x| x == c).count() < 2 {
+                return None;
+            }
+            (0..n)
+                .map(|i| {
+                    if s[..=i].contains(&c) && s[i..].contains(&c) {
+                        c
+                    } else {
+                        s[i]
+                    }
+                })
+                .collect()
+        }
+        ArcRule::Gravity(right) => {
+            let cells: Vec<u8> = s.iter().copied().filter(|&c| c != 0).collect();
+            let pad = n - cells.len();
+            (0..n)
+                .map(|i| match (right, i) {
+                    (true, i) if i >= pad => cells[i - pad],
+                    (false, i) if i < cells.len() => cells[i],
+                    _ => 0,
+                })
+                .collect()
+        }
+        ArcRule::Extend(c, right) => {
+            if !s.contains(&c) {
+                return None;
+            }
+            (0..n)
+                .map(|i| {
+                    let seen = if right {
+                        s[..=i].contains(&c)
+                    } else {
+                        s[i..].contains(&c)
+                    };
+                    if seen { c } else { 0 }
+                })
+                .collect()
+        }
+        ArcRule::Denoise => (0..n)
+            .map(|i| {
+                let lonely = (i == 0 || s[i - 1] != s[i]) && (i + 1 == n || s[i + 1] != s[i]);
+                if s[i] != 0 && lonely { 0 } else { s[i] }
+            })
+            .collect(),
+        ArcRule::ToMarker(c) => {
+            let m = s.iter().position(|&x| x == ARC_MARKER)?;
+            let len = s.iter().filter(|&&x| x == c).count();
+            if len == 0 {
+                return None;
+            }
+            let left = s[..m].contains(&c);
+            (0..n)
+                .map(|i| {
+                    if i == m {
+                        ARC_MARKER
+                    } else if (left && i < m && i + len >= m) || (!left && i > m && i <= m + len) {
+                        c
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        }
+    })
+}
+
+/// Every rule sequence the family's description allows: one rule, or (level 5) a
+/// one-colour rule followed by `reverse` or a recolouring.
+fn arc_candidates() -> Vec<Vec<ArcRule>> {
+    let mut one_colour: Vec<ArcRule> = Vec::new();
+    for k in 1..=4 {
+        one_colour.push(ArcRule::Shift(k));
+        one_colour.push(ArcRule::Shift(-k));
+    }
+    for c in 1..=8 {
+        one_colour.extend([
+            ArcRule::Extend(c, true),
+            ArcRule::Extend(c, false),
+            ArcRule::FillGap(c),
+            ArcRule::ToMarker(c),
+        ]);
+    }
+    one_colour.push(ArcRule::Denoise);
+    let recolours: Vec<ArcRule> = (1..=9)
+        .flat_map(|f| {
+            (0..=9)
+                .filter(move |&t| t != f)
+                .map(move |t| ArcRule::Recolor(f, t))
+        })
+        .collect();
+    let mut out: Vec<Vec<ArcRule>> = Vec::new();
+    for &r in &one_colour {
+        out.push(vec![r]);
+        out.push(vec![r, ArcRule::Reverse]);
+        out.extend(recolours.iter().map(|&rc| vec![r, rc]));
+    }
+    out.push(vec![ArcRule::Reverse]);
+    out.push(vec![ArcRule::Gravity(true)]);
+    out.push(vec![ArcRule::Gravity(false)]);
+    out.extend(recolours.iter().map(|&rc| vec![rc]));
+    out
+}
+
+/// The test outputs of every candidate rule that reproduces all the shown examples.
+/// Reads only what the question shows (examples and test input), never the rule.
+fn arc_answers(inst: &Instance) -> std::collections::BTreeSet<Vec<u8>> {
+    let examples: Vec<(Vec<u8>, Vec<u8>)> = inst.metadata["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (digits(&e["input"]), digits(&e["output"])))
+        .collect();
+    let test = digits(&inst.metadata["test_input"]);
+    let run = |rules: &[ArcRule], s: &[u8]| {
+        rules
+            .iter()
+            .try_fold(s.to_vec(), |acc: Vec<u8>, &r| arc_apply(r, &acc))
+    };
+    arc_candidates()
+        .iter()
+        .filter(|rules| {
+            examples
+                .iter()
+                .all(|(i, o)| run(rules, i).as_deref() == Some(o.as_slice()))
+        })
+        .filter_map(|rules| run(rules, &test))
+        .collect()
+}
+
+/// Search every rule the family allows for those consistent with the examples; they
+/// must all give the same test output (the examples determine the answer).
+fn arc_1d(inst: &Instance) -> String {
+    let answers = arc_answers(inst);
+    assert_eq!(
+        answers.len(),
+        1,
+        "{}: the examples allow {answers:?}",
+        inst.id
+    );
+    answers
+        .first()
+        .unwrap()
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn arc_1d_resolver_matches_the_gold_text() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for level in 1..=5u8 {
+        for i in 0..80 {
+            let (f, x) = inst("arc_1d", level, i);
+            assert_eq!(arc_1d(&x), x.answer, "{}", x.id);
+            assert_eq!(f.verify(&x, &x.answer.replace(' ', ", ")), 1.0);
+            assert_eq!(f.verify(&x, &format!("[{}]", x.answer)), 1.0);
+            assert_eq!(f.verify(&x, &format!("{} 0", x.answer)), 0.0);
+            for r in x.metadata["rules"].as_array().unwrap() {
+                kinds.insert(r["rule"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
 }

@@ -370,6 +370,26 @@ pub fn resolvers() -> Vec<Resolver> {
             unique: false,
             solve: puzzle24,
         },
+        Resolver {
+            family: "word_ladder",
+            unique: false,
+            solve: word_ladder,
+        },
+        Resolver {
+            family: "jugs",
+            unique: false,
+            solve: jugs,
+        },
+        Resolver {
+            family: "sudoku",
+            unique: true,
+            solve: sudoku,
+        },
+        Resolver {
+            family: "sokoban",
+            unique: false,
+            solve: sokoban,
+        },
     ]
 }
 
@@ -564,62 +584,484 @@ fn puzzle24_accepts_any_exact_expression_using_each_number_once() {
     }
     assert_eq!(verify("puzzle24", &two, "4 6 * 1 1"), 0.0);
     assert_eq!(verify("puzzle24", &two, "46 - 11 - 11"), 0.0);
+    // Leading zeros do not change a number (as for every integer answer): `06` is the
+    // given 6. No given number is 0, so a leading zero cannot join two numbers.
+    assert_eq!(verify("puzzle24", &two, "04 * 06 * 01 * 1"), 1.0);
+    assert_eq!(verify("puzzle24", &two, "4 * 6 * 011"), 0.0);
 }
 
-/// Every way of damaging one metadata field: the verifier must not panic, and the
-/// gold answer no longer scores when the structured input it is checked against is gone.
-pub fn corruptions(meta: &Value) -> Vec<Value> {
-    let mut out = vec![json!({}), json!(null), json!([1, 2, 3])];
-    if let Some(obj) = meta.as_object() {
-        for key in obj.keys() {
-            for bad in [
-                json!(null),
-                json!("x"),
-                json!(-1),
-                json!(u64::MAX),
-                json!(1e300),
-                json!([]),
-                json!([[]]),
-                json!([[99, 99], [-1]]),
-                json!({"a": 1}),
-            ] {
-                let mut m = meta.clone();
-                m[key] = bad;
-                out.push(m);
+// ---------------------------------------------------------------------------------
+// Families added for issue 8: word_ladder, jugs, sudoku, sokoban.
+// ---------------------------------------------------------------------------------
+
+fn str_list(inst: &Instance, key: &str) -> Vec<String> {
+    inst.metadata[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: metadata.{key}", inst.id))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Iterative-deepening depth-first search from the target back to the start (the
+/// generator runs breadth-first search forwards over the full word list).
+fn word_ladder(inst: &Instance) -> String {
+    let words = str_list(inst, "words");
+    let start = inst.metadata["start"].as_str().unwrap();
+    let target = inst.metadata["target"].as_str().unwrap();
+    let differ_by_one =
+        |a: &str, b: &str| a.chars().zip(b.chars()).filter(|(x, y)| x != y).count() == 1;
+    fn dfs<'a>(
+        cur: &'a str,
+        goal: &str,
+        left: usize,
+        words: &'a [String],
+        path: &mut Vec<&'a str>,
+        one: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        if cur == goal {
+            return true;
+        }
+        if left == 0 {
+            return false;
+        }
+        for w in words {
+            if !path.contains(&w.as_str()) && one(cur, w) {
+                path.push(w);
+                if dfs(w, goal, left - 1, words, path, one) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    for depth in 0..=words.len() {
+        let mut path = vec![target];
+        if dfs(target, start, depth, &words, &mut path, &differ_by_one) {
+            path.reverse();
+            return path.join(" -> ");
+        }
+    }
+    panic!("{}: no ladder", inst.id);
+}
+
+/// Depth-first search with iterative deepening over jug states, pruning a state
+/// reached before with at least as many moves left (the generator runs breadth-first
+/// search over encoded states with parent pointers).
+fn jugs(inst: &Instance) -> String {
+    let caps: Vec<u32> = inst.metadata["capacities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap() as u32)
+        .collect();
+    let target = inst.metadata["target"].as_u64().unwrap() as u32;
+    let n = caps.len();
+    assert!(n <= 4);
+    /// (kind, a, b): 0 = fill a, 1 = empty a, 2 = pour a into b.
+    type Mv = (u8, usize, usize);
+    let moves: Vec<Mv> = (0..n)
+        .flat_map(|a| {
+            [(0, a, a), (1, a, a)]
+                .into_iter()
+                .chain((0..n).filter(move |&b| b != a).map(move |b| (2, a, b)))
+        })
+        .collect();
+    struct Search<'a> {
+        caps: &'a [u32],
+        target: u32,
+        moves: &'a [Mv],
+        /// Moves left when a state (mixed-radix index) was last expanded; 0 = never.
+        best: Vec<u8>,
+        path: Vec<Mv>,
+    }
+    impl Search<'_> {
+        fn go(&mut self, s: [u32; 4], left: u8) -> bool {
+            let n = self.caps.len();
+            if s[..n].contains(&self.target) {
+                return true;
+            }
+            let i = (0..n).fold(0, |acc, k| {
+                acc * (self.caps[k] as usize + 1) + s[k] as usize
+            });
+            if left == 0 || self.best[i] >= left {
+                return false;
+            }
+            self.best[i] = left;
+            for &(kind, a, b) in self.moves {
+                let mut t = s;
+                match kind {
+                    0 => t[a] = self.caps[a],
+                    1 => t[a] = 0,
+                    _ => {
+                        let amount = t[a].min(self.caps[b] - t[b]);
+                        t[a] -= amount;
+                        t[b] += amount;
+                    }
+                }
+                self.path.push((kind, a, b));
+                if self.go(t, left - 1) {
+                    return true;
+                }
+                self.path.pop();
+            }
+            false
+        }
+    }
+    let size: usize = caps.iter().map(|&c| c as usize + 1).product();
+    let names = ['A', 'B', 'C', 'D'];
+    for depth in 0..=40u8 {
+        let mut search = Search {
+            caps: &caps,
+            target,
+            moves: &moves,
+            best: vec![0; size],
+            path: Vec::new(),
+        };
+        if search.go([0; 4], depth) {
+            return search
+                .path
+                .iter()
+                .map(|&(k, a, b)| match k {
+                    0 => format!("fill {}", names[a]),
+                    1 => format!("empty {}", names[a]),
+                    _ => format!("pour {} into {}", names[a], names[b]),
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+    }
+    panic!("{}: unsolvable", inst.id);
+}
+
+/// Constraint propagation (naked and hidden singles) with backtracking on the first
+/// open cell (the generator counts solutions with bitmasks and fewest-candidates
+/// branching).
+fn sudoku(inst: &Instance) -> String {
+    type G = Vec<Vec<u8>>;
+    let g: G = matrix(&inst.metadata["puzzle"])
+        .iter()
+        .map(|r| r.iter().map(|&d| d as u8).collect())
+        .collect();
+    fn candidates(g: &G, r: usize, c: usize) -> Vec<u8> {
+        (1..=9u8)
+            .filter(|&d| {
+                (0..9).all(|k| g[r][k] != d && g[k][c] != d)
+                    && (0..9).all(|k| g[r / 3 * 3 + k / 3][c / 3 * 3 + k % 3] != d)
+            })
+            .collect()
+    }
+    fn propagate(g: &mut G) -> bool {
+        loop {
+            let mut changed = false;
+            for r in 0..9 {
+                for c in 0..9 {
+                    if g[r][c] == 0 {
+                        let cand = candidates(g, r, c);
+                        match cand.len() {
+                            0 => return false,
+                            1 => {
+                                g[r][c] = cand[0];
+                                changed = true;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            // Hidden singles in rows.
+            for r in 0..9 {
+                for d in 1..=9u8 {
+                    if g[r].contains(&d) {
+                        continue;
+                    }
+                    let spots: Vec<usize> = (0..9)
+                        .filter(|&c| g[r][c] == 0 && candidates(g, r, c).contains(&d))
+                        .collect();
+                    match spots.len() {
+                        0 => return false,
+                        1 => {
+                            g[r][spots[0]] = d;
+                            changed = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if !changed {
+                return true;
             }
         }
     }
-    out
+    fn solve(g: &mut G) -> bool {
+        if !propagate(g) {
+            return false;
+        }
+        let Some((r, c)) = (0..81).map(|i| (i / 9, i % 9)).find(|&(r, c)| g[r][c] == 0) else {
+            return true;
+        };
+        for d in candidates(g, r, c) {
+            let mut h = g.clone();
+            h[r][c] = d;
+            if solve(&mut h) {
+                *g = h;
+                return true;
+            }
+        }
+        false
+    }
+    let mut g = g;
+    assert!(solve(&mut g), "{}: unsolvable", inst.id);
+    g.iter()
+        .map(|r| {
+            r.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Breadth-first search over pushes on bit boards: a state is the box set plus the
+/// player's reachable region (both `u128` masks; the region comes from a bit-parallel
+/// flood fill), each edge one push; the walks between pushes are filled in afterwards
+/// along the solution only. The generator plays random pulls backwards instead.
+fn sokoban(inst: &Instance) -> String {
+    let rows = str_list(inst, "board");
+    let w = rows[0].len();
+    let cells: Vec<u8> = rows.iter().flat_map(|r| r.bytes()).collect();
+    let n = cells.len();
+    assert!(n <= 128, "board too large for the bit-board re-solver");
+    let bit = |i: usize| 1u128 << i;
+    let mask_of = |f: &dyn Fn(u8) -> bool| {
+        (0..n)
+            .filter(|&i| f(cells[i]))
+            .fold(0u128, |m, i| m | bit(i))
+    };
+    let wall = mask_of(&|c| c == b'#');
+    let goals = mask_of(&|c| matches!(c, b'.' | b'*' | b'+'));
+    let boxes0 = mask_of(&|c| matches!(c, b'$' | b'*'));
+    let player0 = (0..n).find(|&i| matches!(cells[i], b'@' | b'+')).unwrap();
+    // Walls surround the board, so shifting across a row end lands on a wall bit.
+    let flood = |from: usize, boxes: u128| -> u128 {
+        let free = !wall & !boxes & (u128::MAX >> (128 - n));
+        let mut reach = bit(from);
+        loop {
+            let next = reach | ((reach << 1 | reach >> 1 | reach << w | reach >> w) & free);
+            if next == reach {
+                return reach;
+            }
+            reach = next;
+        }
+    };
+    let dirs: [(isize, char); 4] = [(-(w as isize), 'U'), (w as isize, 'D'), (-1, 'L'), (1, 'R')];
+    let step = |i: usize, d: isize| (i as isize + d) as usize;
+    // key (boxes, region) -> (parent key, player square before the push, box square, dir)
+    type Key = (u128, u128);
+    let mut parent: HashMap<Key, Option<(Key, usize, usize, usize)>> = HashMap::new();
+    let start = (boxes0, flood(player0, boxes0));
+    parent.insert(start, None);
+    let mut q = VecDeque::from([(start, player0)]);
+    let mut end = None;
+    while let Some(((boxes, reach), player)) = q.pop_front() {
+        if boxes & !goals == 0 {
+            end = Some((boxes, reach));
+            break;
+        }
+        for b in (0..n).filter(|&i| boxes & bit(i) != 0) {
+            for (k, &(d, _)) in dirs.iter().enumerate() {
+                let (stand, dest) = (step(b, -d), step(b, d));
+                if reach & bit(stand) == 0 || (wall | boxes) & bit(dest) != 0 {
+                    continue;
+                }
+                let nb = boxes & !bit(b) | bit(dest);
+                let key = (nb, flood(b, nb));
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(key) {
+                    e.insert(Some(((boxes, reach), player, b, k)));
+                    q.push_back((key, b));
+                }
+            }
+        }
+    }
+    let mut pushes = Vec::new();
+    let mut cur = end.unwrap_or_else(|| panic!("{}: unsolvable", inst.id));
+    while let Some(Some((prev, player, b, k))) = parent.get(&cur) {
+        pushes.push((*prev, *player, *b, *k));
+        cur = *prev;
+    }
+    pushes.reverse();
+    // Fill in each walk to the pushing square by breadth-first search.
+    let mut moves = String::new();
+    for ((boxes, _), player, b, k) in pushes {
+        let stand = step(b, -dirs[k].0);
+        let mut prev: HashMap<usize, (usize, char)> = HashMap::new();
+        let mut q = VecDeque::from([player]);
+        let mut seen = bit(player);
+        while let Some(u) = q.pop_front() {
+            if u == stand {
+                break;
+            }
+            for &(d, ch) in &dirs {
+                let v = step(u, d);
+                if (wall | boxes | seen) & bit(v) == 0 {
+                    seen |= bit(v);
+                    prev.insert(v, (u, ch));
+                    q.push_back(v);
+                }
+            }
+        }
+        let mut walk = Vec::new();
+        let mut at = stand;
+        while at != player {
+            let (p, ch) = prev[&at];
+            walk.push(ch);
+            at = p;
+        }
+        moves.extend(walk.iter().rev());
+        moves.push(dirs[k].1);
+    }
+    moves
+        .chars()
+        .map(String::from)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn move_count(s: &str) -> usize {
+    s.chars().filter(|c| "UDLRudlr".contains(*c)).count()
+}
+
+/// Sudoku has one answer: the re-solver must reproduce the gold text. For the
+/// multi-answer families the canonical form compared is the number of steps of a
+/// shortest solution (word ladder and jugs: the gold is a shortest one too). Sokoban's
+/// gold is not a shortest solution, so there only the re-solver's answer is verified
+/// (by simulation, like any answer).
+#[test]
+fn new_games_resolvers_match_the_gold() {
+    let steps = |s: &str| {
+        s.split(|c: char| c == ',' || c == ';' || c == '\n' || c.is_whitespace())
+            .filter(|p| !p.is_empty() && *p != "->")
+            .count()
+    };
+    for name in ["word_ladder", "jugs", "sudoku", "sokoban"] {
+        let f = families::get(name).unwrap();
+        for level in Level::all() {
+            for i in 0..12 {
+                let x = families::generate(f, level, 17, i);
+                let mine = match name {
+                    "word_ladder" => {
+                        let a = word_ladder(&x);
+                        assert_eq!(steps(&a), steps(&x.answer), "{}: {a} vs {}", x.id, x.answer);
+                        a
+                    }
+                    "jugs" => {
+                        let a = jugs(&x);
+                        assert_eq!(a.split("; ").count(), x.answer.lines().count(), "{}", x.id);
+                        a
+                    }
+                    "sudoku" => {
+                        let a = sudoku(&x);
+                        assert_eq!(a, x.answer, "{}", x.id);
+                        a
+                    }
+                    _ => {
+                        let a = sokoban(&x);
+                        assert!(move_count(&a) > 0);
+                        a
+                    }
+                };
+                assert_eq!(f.verify(&x, &mine), 1.0, "{}: {mine:?}", x.id);
+            }
+        }
+    }
 }
 
 #[test]
-fn corrupted_metadata_never_panics() {
-    for name in [
-        "game_of_life",
-        "maze",
-        "mini_sudoku",
-        "n_queens",
-        "puzzle24",
-        "tower_of_hanoi",
+fn word_ladder_accepts_any_shortest_ladder_only() {
+    let words = json!(["cat", "cot", "cog", "dog", "dot", "cut", "hat"]);
+    let x = manual(
+        "word_ladder",
+        "cat, cot, dot, dog",
+        json!({"start": "cat", "target": "dog", "words": words}),
+    );
+    for ok in [
+        "cat, cot, dot, dog",
+        "CAT -> COT -> COG -> DOG",
+        "cat cot cog dog",
     ] {
-        let f = families::get(name).unwrap();
+        assert_eq!(verify("word_ladder", &x, ok), 1.0, "{ok}");
+    }
+    for bad in [
+        "cat, cot, dog",           // two letters at once
+        "cat, cut, cot, dot, dog", // valid but not shortest
+        "cat, hat, cat, cot, dot, dog",
+        "cot, dot, dog",             // wrong start
+        "cat, cot, dot",             // wrong end
+        "cat, cit, dit, dig, dog",   // words not in the list
+        "cat, cot, cog, \u{212a}og", // lookalike
+        "cat, cot, dot, dog, dog",
+    ] {
+        assert_eq!(verify("word_ladder", &x, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn jugs_and_sokoban_are_checked_by_simulation() {
+    let x = manual(
+        "jugs",
+        "",
+        json!({"capacities": [3, 5], "target": 4, "max_moves": 8}),
+    );
+    let six = "fill B\npour B->A\nempty A\npour B->A\nfill B\npour B->A";
+    let other = "fill A, pour A->B, fill A, pour A into B, empty B, pour A to B, fill A, pour A B";
+    assert_eq!(verify("jugs", &x, six), 1.0);
+    assert_eq!(
+        verify("jugs", &x, other),
+        1.0,
+        "the other way round works too"
+    );
+    assert_eq!(
+        verify("jugs", &x, &format!("{other}; empty A")),
+        0.0,
+        "over the limit"
+    );
+    for bad in [
+        "fill B",
+        "fill B\npour B->B",
+        "fill C",
+        "fill B\npour B->A\nempty A\npour B->A\nfill B",
+    ] {
+        assert_eq!(verify("jugs", &x, bad), 0.0, "{bad}");
+    }
+    let board = json!(["######", "#@$_.#", "#____#", "######"]);
+    let s = manual("sokoban", "R R", json!({"board": board, "max_moves": 10}));
+    for ok in ["R R", "RR", "right, right", "r r", "R L R R"] {
+        assert_eq!(verify("sokoban", &s, ok), 1.0, "{ok}");
+    }
+    for bad in ["R", "R R R", "U R R", "R L", "R\u{212a}", "R R X"] {
+        assert_eq!(verify("sokoban", &s, bad), 0.0, "{bad}");
+    }
+}
+
+#[test]
+fn new_games_corrupted_metadata_scores_zero() {
+    for name in ["word_ladder", "jugs", "sudoku", "sokoban"] {
+        let fam = families::get(name).unwrap();
         for level in Level::all() {
-            let inst = families::generate(f, level, 21, 0);
-            for m in corruptions(&inst.metadata) {
-                let mut bad = inst.clone();
-                bad.metadata = m;
-                let s = f.verify(&bad, &inst.answer);
-                assert!((0.0..=1.0).contains(&s), "{name}");
-            }
-            // Families that check constraints read the metadata: without it, no credit.
-            if name != "maze" {
-                let mut bad = inst.clone();
-                bad.metadata = json!({});
-                assert_eq!(
-                    f.verify(&bad, &inst.answer),
-                    0.0,
-                    "{name} scored without metadata"
-                );
+            let good = families::generate(fam, level, 3, 9);
+            for bad in [
+                json!(null),
+                json!({}),
+                json!({"words": [1], "start": 5, "capacities": [], "target": -1,
+                       "puzzle": [[1, 2]], "board": ["#"], "max_moves": "x"}),
+                json!({"board": ["####", "#@_#", "####"], "max_moves": 5,
+                       "capacities": [100000], "target": 1}),
+            ] {
+                let mut b = good.clone();
+                b.metadata = bad.clone();
+                assert_eq!(fam.verify(&b, &good.answer), 0.0, "{name} with {bad}");
             }
         }
     }

@@ -289,39 +289,6 @@ fn verify(family: &str, i: &Instance, answer: &str) -> f64 {
     families::get(family).unwrap().verify(i, answer)
 }
 
-const MINE: [&str; 5] = [
-    "largest_island",
-    "shortest_path",
-    "graph_color",
-    "course_schedule",
-    "connected_components",
-];
-
-#[test]
-fn corrupted_metadata_scores_zero_without_panicking() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        for level in Level::all() {
-            let good = families::generate(fam, level, 3, 9);
-            assert_eq!(fam.verify(&good, &good.answer), 1.0, "{f}");
-            for bad in [
-                json!(null),
-                json!({}),
-                json!({"grid": [[1, 0], [1]], "n": 3, "edges": [[0, 7]], "prerequisites": [[0]], "colours": "x"}),
-                json!({"grid": ["*O#", "OO"], "n": 1_000_000_000_000u64, "edges": [], "prerequisites": []}),
-            ] {
-                let mut b = good.clone();
-                b.metadata = bad;
-                assert_eq!(
-                    fam.verify(&b, &good.answer),
-                    0.0,
-                    "{f} with corrupted metadata"
-                );
-            }
-        }
-    }
-}
-
 #[test]
 fn shortest_path_accepts_every_shortest_route_only() {
     let i = inst(
@@ -457,63 +424,5 @@ fn generated_instances_mix_feasible_and_infeasible() {
                 level.get()
             );
         }
-    }
-}
-
-#[test]
-fn questions_never_show_the_gold_as_the_example() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        for level in Level::all() {
-            for i in 0..40 {
-                let x = families::generate(fam, level, 5, i);
-                let ex = x.question.rsplit("for example <answer>").next().unwrap();
-                let ex = ex.trim_end_matches("</answer>.");
-                assert_ne!(
-                    fam.verify(&x, ex),
-                    1.0,
-                    "{f}: example {ex:?} is a right answer"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn metadata_carries_the_level_params() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        let mut seen = std::collections::BTreeSet::new();
-        for level in Level::all() {
-            let x = families::generate(fam, level, 2, 4);
-            assert_eq!(
-                x.metadata["params"],
-                fam.level_params(level),
-                "{f} L{}",
-                level.get()
-            );
-            seen.insert(fam.level_params(level).to_string());
-        }
-        assert_eq!(seen.len(), 5, "{f}: two levels share their parameters");
-    }
-}
-
-/// Higher levels ask bigger questions: the mean question length grows with the level.
-#[test]
-fn levels_grow_in_size() {
-    for f in MINE {
-        let fam = families::get(f).unwrap();
-        let mean = |level: u8| {
-            let l = Level::new(level).unwrap();
-            (0..40)
-                .map(|i| families::generate(fam, l, 8, i).question.len())
-                .sum::<usize>() as f64
-                / 40.0
-        };
-        let m: Vec<f64> = (1..=5).map(mean).collect();
-        assert!(
-            m[0] < m[2] && m[2] < m[4],
-            "{f}: mean question lengths {m:?}"
-        );
     }
 }

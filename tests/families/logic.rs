@@ -356,6 +356,16 @@ pub fn resolvers() -> Vec<Resolver> {
             unique: true,
             solve: syllogism,
         },
+        Resolver {
+            family: "cryptarithm",
+            unique: false,
+            solve: cryptarithm,
+        },
+        Resolver {
+            family: "zebra_puzzles",
+            unique: true,
+            solve: zebra_puzzles,
+        },
     ]
 }
 
@@ -507,29 +517,365 @@ fn propositional_logic_letters() {
     let inst = families::generate(f, Level::new(2).unwrap(), 4, 4);
     let g = inst.answer.clone();
     assert_eq!(f.verify(&inst, &format!("({g})")), 1.0);
+    assert_eq!(f.verify(&inst, &format!("{g})")), 1.0);
+    assert_eq!(f.verify(&inst, &format!("( {g} )")), 1.0);
     assert_eq!(f.verify(&inst, &g.to_lowercase()), 1.0);
     assert_eq!(f.verify(&inst, "A, B, C, D"), 0.0);
     assert_eq!(f.verify(&inst, &format!("{g}. because")), 0.0);
+    // Only the ways options are labelled: `B`, `(B)`, `B)`.
+    for bad in [
+        format!("({g}"),
+        format!("{g}."),
+        format!("[{g}]"),
+        format!("(({g}))"),
+        format!("{g}{g}"),
+        "E".to_string(),
+    ] {
+        assert_eq!(f.verify(&inst, &bad), 0.0, "{bad}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: cryptarithm.
+// ---------------------------------------------------------------------------------
+
+/// Every assignment satisfying a cryptarithm (up to `cap`), found column by column
+/// from the units with the carry (the generator never solves: it builds the puzzle
+/// from the digits).
+fn cryptarithm_solutions(inst: &Instance, cap: usize) -> Vec<[Option<u8>; 26]> {
+    let addends: Vec<Vec<u8>> = inst.metadata["addends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| s(w).bytes().rev().map(|b| b - b'A').collect())
+        .collect();
+    let sum: Vec<u8> = s(&inst.metadata["sum"])
+        .bytes()
+        .rev()
+        .map(|b| b - b'A')
+        .collect();
+    let mut fixed: [Option<u8>; 26] = [None; 26];
+    for (l, d) in inst.metadata["given"].as_object().unwrap() {
+        fixed[usize::from(l.as_bytes()[0] - b'A')] = Some(d.as_u64().unwrap() as u8);
+    }
+    let leading: Vec<u8> = addends
+        .iter()
+        .chain([&sum])
+        .map(|w| *w.last().unwrap())
+        .collect();
+    struct Search<'a> {
+        addends: &'a [Vec<u8>],
+        sum: &'a [u8],
+        leading: &'a [u8],
+        digit: [Option<u8>; 26],
+        used: [bool; 10],
+        out: Vec<[Option<u8>; 26]>,
+        cap: usize,
+    }
+    impl Search<'_> {
+        /// Assign the letters of column `col` still open in `pending`, then check it.
+        fn column(&mut self, col: usize, carry: u32) {
+            if self.out.len() >= self.cap {
+                return;
+            }
+            if col == self.sum.len() {
+                if carry == 0 && self.addends.iter().all(|a| a.len() <= col) {
+                    self.out.push(self.digit);
+                }
+                return;
+            }
+            let mut letters: Vec<u8> = self
+                .addends
+                .iter()
+                .filter_map(|a| a.get(col).copied())
+                .chain([self.sum[col]])
+                .filter(|&l| self.digit[usize::from(l)].is_none())
+                .collect();
+            letters.dedup();
+            self.assign(col, carry, &letters);
+        }
+        fn assign(&mut self, col: usize, carry: u32, open: &[u8]) {
+            if let Some((&l, rest)) = open.split_first() {
+                if self.digit[usize::from(l)].is_some() {
+                    return self.assign(col, carry, rest);
+                }
+                for d in 0..10u8 {
+                    if self.used[usize::from(d)] || (d == 0 && self.leading.contains(&l)) {
+                        continue;
+                    }
+                    self.digit[usize::from(l)] = Some(d);
+                    self.used[usize::from(d)] = true;
+                    self.assign(col, carry, rest);
+                    self.digit[usize::from(l)] = None;
+                    self.used[usize::from(d)] = false;
+                }
+                return;
+            }
+            let total: u32 = carry
+                + self
+                    .addends
+                    .iter()
+                    .filter_map(|a| a.get(col))
+                    .map(|&l| u32::from(self.digit[usize::from(l)].unwrap()))
+                    .sum::<u32>();
+            if total % 10 == u32::from(self.digit[usize::from(self.sum[col])].unwrap()) {
+                self.column(col + 1, total / 10);
+            }
+        }
+    }
+    let mut used = [false; 10];
+    for d in fixed.iter().flatten() {
+        used[usize::from(*d)] = true;
+    }
+    let mut search = Search {
+        addends: &addends,
+        sum: &sum,
+        leading: &leading,
+        digit: fixed,
+        used,
+        out: Vec::new(),
+        cap,
+    };
+    search.column(0, 0);
+    search.out
+}
+
+fn assignment_text(digit: &[Option<u8>; 26]) -> String {
+    (0..26)
+        .filter_map(|i| digit[i].map(|d| format!("{}={d}", char::from(b'A' + i as u8))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cryptarithm(inst: &Instance) -> String {
+    let sols = cryptarithm_solutions(inst, 1);
+    assert!(!sols.is_empty(), "{}: no solution", inst.id);
+    assignment_text(&sols[0])
+}
+
+/// The gold assignment is one of the re-solver's solutions (all of them are listed when
+/// there are fewer than the cap), and the verifier accepts every listed solution.
+#[test]
+fn cryptarithm_resolver_lists_the_gold_among_all_solutions() {
+    let f = families::get("cryptarithm").unwrap();
+    let mut several = 0;
+    for level in Level::all() {
+        for i in 0..30 {
+            let x = families::generate(f, level, 17, i);
+            let sols = cryptarithm_solutions(&x, 200);
+            let texts: Vec<String> = sols.iter().map(assignment_text).collect();
+            if sols.len() < 200 {
+                assert!(
+                    texts.contains(&x.answer),
+                    "{}: gold {} not found",
+                    x.id,
+                    x.answer
+                );
+            }
+            for t in texts.iter().take(20) {
+                assert_eq!(f.verify(&x, t), 1.0, "{}: {t}", x.id);
+            }
+            if sols.len() > 1 {
+                several += 1;
+            }
+        }
+    }
+    // Alternative solutions exist and are accepted (not string comparison with gold).
+    assert!(several > 0);
 }
 
 #[test]
-fn corrupted_metadata_never_panics() {
-    for name in [
-        "circuit_logic",
-        "family_relationships",
-        "knights_knaves",
-        "propositional_logic",
-        "syllogism",
-    ] {
-        let f = families::get(name).unwrap();
-        for level in Level::all() {
-            let inst = families::generate(f, level, 21, 0);
-            for m in crate::games::corruptions(&inst.metadata) {
-                let mut bad = inst.clone();
-                bad.metadata = m;
-                let s = f.verify(&bad, &inst.answer);
-                assert!((0.0..=1.0).contains(&s), "{name}");
+fn cryptarithm_rejects_broken_assignments() {
+    let f = families::get("cryptarithm").unwrap();
+    let x = families::generate(f, Level::new(2).unwrap(), 3, 0);
+    assert_eq!(f.verify(&x, &x.answer), 1.0);
+    assert_eq!(f.verify(&x, &x.answer.to_lowercase()), 1.0, "letter case");
+    assert_eq!(f.verify(&x, &x.answer.replace(", ", "\n")), 1.0, "newlines");
+    let pairs: Vec<&str> = x.answer.split(", ").collect();
+    // Dropping a pair, duplicating one, or swapping two digits breaks it.
+    assert_eq!(f.verify(&x, &pairs[1..].join(", ")), 0.0);
+    assert_eq!(f.verify(&x, &format!("{}, {}", x.answer, pairs[0])), 0.0);
+    let (a, b) = (pairs[0], pairs[1]);
+    let swapped = x
+        .answer
+        .replacen(a, &format!("{}{}", &a[..2], &b[2..]), 1)
+        .replacen(b, &format!("{}{}", &b[..2], &a[2..]), 1);
+    if cryptarithm_solutions(&x, 1000)
+        .iter()
+        .all(|s| assignment_text(s) != swapped)
+    {
+        assert_eq!(f.verify(&x, &swapped), 0.0, "{swapped}");
+    }
+    let kelvin = x.answer.replacen(&x.answer[..1], "\u{212a}", 1);
+    assert_eq!(f.verify(&x, &kelvin), 0.0);
+}
+
+// ---------------------------------------------------------------------------------
+// Family added for issue 8: zebra_puzzles.
+// ---------------------------------------------------------------------------------
+
+/// Every arrangement satisfying the clues (up to `cap`): for each attribute, the
+/// permutations of houses that satisfy its own clues (those naming only that
+/// attribute); then a backtracking search over attributes, most constrained first,
+/// checking each clue between two attributes once both are placed. (The generator
+/// narrows per-value house sets by propagation instead.)
+fn zebra_solutions(inst: &Instance, cap: usize) -> Vec<Vec<Vec<usize>>> {
+    type C = (String, (usize, usize), (usize, usize), usize);
+    let m = &inst.metadata;
+    let n = m["houses"].as_u64().unwrap() as usize;
+    let k = m["attributes"].as_array().unwrap().len();
+    let pair = |v: &Value| -> (usize, usize) {
+        let a = v.as_array().unwrap();
+        (
+            a[0].as_u64().unwrap() as usize,
+            a[1].as_u64().unwrap() as usize,
+        )
+    };
+    let clues: Vec<C> = m["clues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let kind = s(&c["kind"]).to_string();
+            let a = pair(&c["a"]);
+            let b = if c.get("b").is_some() {
+                pair(&c["b"])
+            } else {
+                a
+            };
+            let house = c.get("house").map_or(0, |h| h.as_u64().unwrap() as usize);
+            (kind, a, b, house)
+        })
+        .collect();
+    // `place[attr]` = house of each value, when the attribute is placed.
+    fn holds(c: &C, place: &[Option<Vec<usize>>]) -> bool {
+        let (kind, a, b, house) = c;
+        let (Some(pa), Some(pb)) = (&place[a.0], &place[b.0]) else {
+            return true;
+        };
+        let (x, y) = (pa[a.1], pb[b.1]);
+        match kind.as_str() {
+            "at" => x + 1 == *house,
+            "not_at" => x + 1 != *house,
+            "same" => x == y,
+            "left_of" => x + 1 == y,
+            "next_to" => x.abs_diff(y) == 1,
+            "before" => x < y,
+            other => panic!("unknown clue {other}"),
+        }
+    }
+    // All permutations of 0..n, lexicographic.
+    let mut perms: Vec<Vec<usize>> = vec![(0..n).collect()];
+    loop {
+        let mut p = perms.last().unwrap().clone();
+        let Some(i) = (0..n.saturating_sub(1)).rev().find(|&i| p[i] < p[i + 1]) else {
+            break;
+        };
+        let j = (i + 1..n).rev().find(|&j| p[j] > p[i]).unwrap();
+        p.swap(i, j);
+        p[i + 1..].reverse();
+        perms.push(p);
+    }
+    let own: Vec<Vec<Vec<usize>>> = (0..k)
+        .map(|attr| {
+            perms
+                .iter()
+                .filter(|p| {
+                    let mut place: Vec<Option<Vec<usize>>> = vec![None; k];
+                    place[attr] = Some((*p).clone());
+                    clues
+                        .iter()
+                        .filter(|c| c.1.0 == attr && c.2.0 == attr)
+                        .all(|c| holds(c, &place))
+                })
+                .cloned()
+                .collect()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by_key(|&a| own[a].len());
+    fn go(
+        i: usize,
+        order: &[usize],
+        own: &[Vec<Vec<usize>>],
+        clues: &[C],
+        place: &mut Vec<Option<Vec<usize>>>,
+        out: &mut Vec<Vec<Vec<usize>>>,
+        cap: usize,
+    ) {
+        if out.len() >= cap {
+            return;
+        }
+        if i == order.len() {
+            out.push(place.iter().map(|p| p.clone().unwrap()).collect());
+            return;
+        }
+        let attr = order[i];
+        for p in &own[attr] {
+            place[attr] = Some(p.clone());
+            if clues
+                .iter()
+                .filter(|c| c.1.0 == attr || c.2.0 == attr)
+                .all(|c| holds(c, place))
+            {
+                go(i + 1, order, own, clues, place, out, cap);
             }
+            place[attr] = None;
+        }
+    }
+    let mut place = vec![None; k];
+    let mut out = Vec::new();
+    go(0, &order, &own, &clues, &mut place, &mut out, cap);
+    out
+}
+
+fn zebra_puzzles(inst: &Instance) -> String {
+    let sols = zebra_solutions(inst, 2);
+    assert_eq!(sols.len(), 1, "{}: {} solutions", inst.id, sols.len());
+    let q = inst.metadata["question"].as_array().unwrap();
+    let (qa, qv) = (
+        q[0].as_u64().unwrap() as usize,
+        q[1].as_u64().unwrap() as usize,
+    );
+    let house = sols[0][qa][qv];
+    let who = (0..sols[0][0].len())
+        .find(|&v| sols[0][0][v] == house)
+        .unwrap();
+    s(&inst.metadata["names"][who]).to_string()
+}
+
+/// The puzzle has exactly one arrangement, no clue is redundant, and the re-solver's
+/// name is the gold.
+#[test]
+fn zebra_puzzles_are_unique_and_minimal() {
+    let f = families::get("zebra_puzzles").unwrap();
+    for level in Level::all() {
+        for i in 0..8 {
+            let x = families::generate(f, level, 17, i);
+            assert_eq!(zebra_puzzles(&x), x.answer, "{}", x.id);
+            // Dropping any one clue leaves more than one arrangement.
+            let clues = x.metadata["clues"].as_array().unwrap().clone();
+            for j in 0..clues.len() {
+                let mut y = x.clone();
+                let mut fewer = clues.clone();
+                fewer.remove(j);
+                y.metadata["clues"] = Value::Array(fewer);
+                assert!(
+                    zebra_solutions(&y, 2).len() > 1,
+                    "{}: clue {j} is redundant",
+                    x.id
+                );
+            }
+            let other = x.metadata["names"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(s)
+                .find(|n| *n != x.answer)
+                .unwrap();
+            assert_eq!(f.verify(&x, other), 0.0);
+            assert_eq!(f.verify(&x, &x.answer.to_uppercase()), 1.0);
+            assert_eq!(f.verify(&x, &format!("{} lives there", x.answer)), 0.0);
         }
     }
 }

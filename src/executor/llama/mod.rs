@@ -16,6 +16,20 @@
 //! positions instead of computing them again. Usage reports the reused tokens as
 //! `cached_prompt_tokens`.
 //!
+//! **Prefix cache**: a finished sequence's prompt KV stays in its slot (whole blocks
+//! only) until the slot is given to another request, so the prefix that every
+//! instance of a harness shares (system prompt, examples) is computed once per run,
+//! not once per batch of live sequences. A new request takes the free slot whose kept
+//! prefix matches it best (reused in place), or copies the best prefix kept by another
+//! free slot or held by a live sequence.
+//!
+//! **Blocks** ([`LlamaOptions::prefill_block`], default 64): prompts are computed in
+//! blocks that start at multiples of the block size, each as one chunk, and prefixes
+//! are reused in whole blocks only. llama.cpp's CPU kernels sum a chunk's rows in an
+//! order that depends on the chunk, so a suffix computed separately from its prefix
+//! (unaligned reuse) can flip a near-tied greedy token; with blocks a reused block's KV
+//! is bit-identical to a computed one, and reuse never changes an output.
+//!
 //! Chat prompts are rendered with the GGUF's chat template (llama.cpp's built-in
 //! template matcher), falling back to ChatML when the file has none or it is not
 //! recognised; raw prompts are tokenised as they are.
@@ -36,7 +50,9 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaLoraAdapter, 
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{Completion, Executor, ExecutorError, FinishReason, Prompt, Request, Timings, Usage};
+use super::{
+    Completion, Executor, ExecutorError, FinishReason, OnDone, Prompt, Request, Timings, Usage,
+};
 use crate::models;
 
 pub mod bench;
@@ -71,6 +87,18 @@ pub struct LlamaOptions {
     pub kv_unified: bool,
     /// Shortest shared prefix (tokens) worth copying.
     pub min_shared_prefix: u32,
+    /// Keep the KV of a finished sequence's prompt in its slot until the slot is
+    /// needed, so a later request with the same prefix (every instance of a harness
+    /// shares its system prompt and examples) reuses it instead of computing it: a
+    /// prefix cache of `n_parallel` entries that outlives the sequences.
+    pub prefix_cache: bool,
+    /// Prompts are computed in blocks of this many positions, each block in its own
+    /// decode chunk starting at a multiple of the block size, and prefixes are reused
+    /// in whole blocks only. A block's KV then does not depend on whether it was
+    /// computed, copied from a live sequence or kept from a finished one, so greedy
+    /// outputs with prefix reuse equal single runs. 0 = chunks as large as the batch
+    /// allows and reuse at any length (faster prefill, batch-dependent outputs).
+    pub prefill_block: u32,
     /// A known sha256 of the model file (skips hashing it at load). Known models
     /// installed by `hrl models fetch` were verified when installed and use their
     /// recorded hash.
@@ -91,6 +119,8 @@ impl Default for LlamaOptions {
             prefix_reuse: true,
             kv_unified: false,
             min_shared_prefix: 4,
+            prefix_cache: true,
+            prefill_block: 64,
             model_sha256: None,
         }
     }
@@ -131,8 +161,11 @@ pub struct LlamaStats {
     pub requests: u64,
     /// Prompt tokens whose KV was computed by a decode.
     pub prompt_tokens_computed: u64,
-    /// Prompt tokens whose KV was copied from a shared prefix.
+    /// Prompt tokens whose KV was copied from a shared prefix (a live sequence or the
+    /// prefix cache) or kept in place from the slot's previous sequence.
     pub prompt_tokens_reused: u64,
+    /// Of those, tokens that came from the prefix cache (finished sequences).
+    pub prompt_tokens_from_cache: u64,
     pub tokens_generated: u64,
     pub decode_calls: u64,
     /// Largest number of sequences decoded in one step.
@@ -191,6 +224,12 @@ fn model_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ExecutorErro
 impl LlamaExecutor {
     /// Validate the GGUF, load the model and start the worker.
     pub fn load(options: LlamaOptions) -> Result<Self, ExecutorError> {
+        if options.prefill_block > options.n_batch.max(options.n_parallel) {
+            return Err(ExecutorError::InvalidRequest(format!(
+                "prefill_block {} is larger than n_batch {}",
+                options.prefill_block, options.n_batch
+            )));
+        }
         if options.n_parallel == 0 || options.n_ctx_per_seq < 8 || options.n_batch == 0 {
             return Err(ExecutorError::InvalidRequest(format!(
                 "n_parallel must be >= 1, n_ctx_per_seq >= 8 and n_batch >= 1 (got {}, {}, {})",
@@ -317,6 +356,16 @@ impl LlamaExecutor {
         requests: &[Request],
         options: BatchOptions,
     ) -> Vec<Result<Completion, ExecutorError>> {
+        self.run_batch(requests, options, &|_, _| {})
+    }
+
+    /// Submit one job and collect its results, reporting each as its sequence ends.
+    fn run_batch(
+        &self,
+        requests: &[Request],
+        options: BatchOptions,
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
         let n = requests.len();
         if n == 0 {
             return Vec::new();
@@ -335,13 +384,23 @@ impl LlamaExecutor {
         if sent {
             for _ in 0..n {
                 match results.recv() {
-                    Ok((i, r)) => out[i] = Some(r),
+                    Ok((i, r)) => {
+                        on_done(i, &r);
+                        out[i] = Some(r);
+                    }
                     Err(_) => break,
                 }
             }
         }
         out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(dead())))
+            .enumerate()
+            .map(|(i, r)| {
+                r.unwrap_or_else(|| {
+                    let r = Err(dead());
+                    on_done(i, &r);
+                    r
+                })
+            })
             .collect()
     }
 }
@@ -361,6 +420,14 @@ impl Executor for LlamaExecutor {
     }
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
         self.complete_batch_with(requests, BatchOptions::default())
+    }
+    /// Each request is reported as soon as its sequence finishes.
+    fn complete_batch_progress(
+        &self,
+        requests: &[Request],
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
+        self.run_batch(requests, BatchOptions::default(), on_done)
     }
 }
 
@@ -433,6 +500,8 @@ struct Slot {
     submitted: Instant,
     admitted: Instant,
     first_token: Option<Instant>,
+    /// Prompt tokens taken from the prefix cache.
+    from_cache: usize,
 }
 
 struct Pending {
@@ -449,6 +518,9 @@ struct Worker<'m> {
     template: LlamaChatTemplate,
     opts: LlamaOptions,
     slots: Vec<Option<Slot>>,
+    /// Per slot, when the slot is free: the prompt tokens of its last sequence whose
+    /// KV is still in the slot's stream (the prefix cache; whole blocks only).
+    retained: Vec<Vec<LlamaToken>>,
     stats: Arc<Mutex<LlamaStats>>,
 }
 
@@ -470,13 +542,14 @@ fn worker_main(
             return;
         }
     };
-    let n_ctx = opts.n_parallel * opts.n_ctx_per_seq;
-    let n_batch = opts.n_batch.max(opts.n_parallel);
+    let n_seq = opts.n_parallel;
+    let n_ctx = n_seq * opts.n_ctx_per_seq;
+    let n_batch = opts.n_batch.max(n_seq);
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(n_batch)
         .with_n_ubatch(n_batch)
-        .with_n_seq_max(opts.n_parallel)
+        .with_n_seq_max(n_seq)
         .with_n_threads(n_threads as i32)
         .with_n_threads_batch(n_threads as i32)
         .with_kv_unified(opts.kv_unified);
@@ -513,6 +586,7 @@ fn worker_main(
         ctx,
         template,
         slots: (0..opts.n_parallel).map(|_| None).collect(),
+        retained: (0..opts.n_parallel).map(|_| Vec::new()).collect(),
         opts,
         stats,
     };
@@ -550,9 +624,9 @@ impl Worker<'_> {
                 next = rx.try_recv().ok();
             }
             // Admit into free slots.
-            while let Some(free) = self.slots.iter().position(Option::is_none) {
+            while self.slots.iter().any(Option::is_none) {
                 let Some(p) = pending.pop_front() else { break };
-                match self.admit(free, p) {
+                match self.admit(p) {
                     Ok(()) => {}
                     Err((reply, index, e)) => {
                         let _ = reply.send((index, Err(e)));
@@ -590,7 +664,7 @@ impl Worker<'_> {
     }
 
     #[allow(clippy::result_large_err)]
-    fn admit(&mut self, free: usize, p: Pending) -> Result<(), (Reply, usize, ExecutorError)> {
+    fn admit(&mut self, p: Pending) -> Result<(), (Reply, usize, ExecutorError)> {
         let fail = |e| Err((p.reply.clone(), p.index, e));
         let s = &p.request.sampling;
         if s.max_tokens == 0 {
@@ -625,37 +699,105 @@ impl Worker<'_> {
             Ok(s) => s,
             Err(e) => return fail(e),
         };
-        let seq = free as i32;
-        // A stale sequence must not leak into this one.
-        let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
-        let mut phase = Phase::Prefill { next: 0 };
-        let mut computed = 0;
-        let mut cached = 0;
-        if self.opts.prefix_reuse {
-            // Longest common prefix with a live sequence; keep at least one token to
-            // compute so the new sequence gets its own logits.
-            let best = self
-                .slots
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
-                .filter(|(_, s)| !matches!(s.phase, Phase::WaitPrefix { .. }))
-                .map(|(i, s)| (i, common_prefix(&s.prompt, &prompt).min(prompt.len() - 1)))
-                .max_by_key(|&(i, l)| (l, std::cmp::Reverse(i)));
-            if let Some((donor, len)) = best
-                && len >= self.opts.min_shared_prefix.max(1) as usize
-            {
-                let donor_done = self.slots[donor].as_ref().map_or(0, |d| d.computed);
-                if donor_done >= len {
-                    self.copy_prefix(donor, seq, len);
-                    computed = len;
-                    cached = len;
-                    phase = Phase::Prefill { next: len };
+        let min_len = self.opts.min_shared_prefix.max(1) as usize;
+        // Reusable length of a shared prefix: keep at least one token to compute (the
+        // new sequence needs its own logits), whole blocks only.
+        let usable = |common: usize| self.align(common.min(prompt.len() - 1));
+        // The free slot whose own kept KV shares the longest prefix; when none does,
+        // the free slot keeping the least (the others' caches stay).
+        let free = (0..self.slots.len())
+            .filter(|&i| self.slots[i].is_none())
+            .map(|i| {
+                let own = if self.opts.prefix_cache {
+                    usable(common_prefix(&self.retained[i], &prompt))
                 } else {
-                    phase = Phase::WaitPrefix { donor, len };
+                    0
+                };
+                (i, own)
+            })
+            .max_by_key(|&(i, own)| {
+                (
+                    own,
+                    std::cmp::Reverse(if own > 0 { 0 } else { self.retained[i].len() }),
+                    std::cmp::Reverse(i),
+                )
+            })
+            .map(|(i, _)| i)
+            .expect("the caller checked for a free slot");
+        let own = if self.opts.prefix_cache {
+            usable(common_prefix(&self.retained[free], &prompt))
+        } else {
+            0
+        };
+        // The best donor: a live sequence (prefix reuse) or another free slot's kept
+        // KV (prefix cache). Kept KV is complete; prefer it on ties.
+        let mut donor: Option<(usize, usize, bool)> = None; // (slot, len, live)
+        let mut consider = |i: usize, len: usize, live: bool| {
+            let better = match donor {
+                None => true,
+                Some((_, l, was_live)) => len > l || (len == l && was_live && !live),
+            };
+            if len >= min_len && better {
+                donor = Some((i, len, live));
+            }
+        };
+        if self.opts.prefix_reuse {
+            for (i, sl) in self.slots.iter().enumerate() {
+                if let Some(sl) = sl
+                    && !matches!(sl.phase, Phase::WaitPrefix { .. })
+                {
+                    consider(i, usable(common_prefix(&sl.prompt, &prompt)), true);
                 }
             }
         }
+        if self.opts.prefix_cache {
+            for i in 0..self.slots.len() {
+                if i != free && self.slots[i].is_none() {
+                    consider(i, usable(common_prefix(&self.retained[i], &prompt)), false);
+                }
+            }
+        }
+        let seq = free as i32;
+        let mut phase = Phase::Prefill { next: 0 };
+        let mut computed = 0;
+        let mut cached = 0;
+        let mut from_cache = 0;
+        match donor {
+            Some((_, len, _)) if own >= min_len && own >= len => {
+                // Keep this slot's own prefix in place; drop the rest of its stream.
+                let _ = self.ctx.kv_cache_seq_rm(seq, Some(own as u32), None);
+                (computed, cached, from_cache) = (own, own, own);
+                phase = Phase::Prefill { next: own };
+            }
+            None if own >= min_len => {
+                let _ = self.ctx.kv_cache_seq_rm(seq, Some(own as u32), None);
+                (computed, cached, from_cache) = (own, own, own);
+                phase = Phase::Prefill { next: own };
+            }
+            Some((d, len, live)) => {
+                // A stale sequence must not leak into this one.
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
+                let donor_done = if live {
+                    self.slots[d].as_ref().map_or(0, |x| x.computed)
+                } else {
+                    len
+                };
+                if donor_done >= len {
+                    self.copy_prefix(d, seq, len);
+                    (computed, cached) = (len, len);
+                    if !live {
+                        from_cache = len;
+                    }
+                    phase = Phase::Prefill { next: len };
+                } else {
+                    phase = Phase::WaitPrefix { donor: d, len };
+                }
+            }
+            None => {
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
+            }
+        }
+        self.retained[free].clear();
         let now = Instant::now();
         self.slots[free] = Some(Slot {
             seq,
@@ -675,13 +817,23 @@ impl Worker<'_> {
             submitted: p.submitted,
             admitted: now,
             first_token: None,
+            from_cache,
         });
         Ok(())
     }
 
+    /// `len` rounded down to whole prefill blocks (unchanged without blocks).
+    fn align(&self, len: usize) -> usize {
+        match self.opts.prefill_block as usize {
+            0 => len,
+            b => len / b * b,
+        }
+    }
+
     /// Give sequence `seq` the KV of the first `len` positions of `donor`'s sequence.
     fn copy_prefix(&mut self, donor: usize, seq: i32, len: usize) {
-        let src = self.slots[donor].as_ref().map_or(0, |d| d.seq);
+        // Sequence ids are slot indices, live or kept.
+        let src = donor as i32;
         // Positions fit in u32: len < n_ctx_per_seq.
         if self.opts.kv_unified {
             // One buffer: tag the donor's cells with this sequence id too (no copy).
@@ -696,7 +848,7 @@ impl Worker<'_> {
         }
     }
 
-    /// One decode step of the continuous batch.
+    /// One step of the continuous batch.
     fn step(&mut self, batch: &mut LlamaBatch) {
         // Sequences waiting for a donor's prefix: copy when it is there.
         for i in 0..self.slots.len() {
@@ -724,6 +876,13 @@ impl Worker<'_> {
                 }
             }
         }
+        self.step_mixed(batch);
+    }
+
+    /// One decode with a token of every generating sequence and prompt chunks of the
+    /// others: as large as fit without blocks; in block mode one whole block per
+    /// sequence, never split.
+    fn step_mixed(&mut self, batch: &mut LlamaBatch) {
         batch.clear();
         let capacity = self.opts.n_batch.max(self.opts.n_parallel) as usize;
         let mut n = 0usize;
@@ -751,7 +910,17 @@ impl Worker<'_> {
             if n >= capacity {
                 break;
             }
-            let take = (s.prompt.len() - next).min(capacity - n);
+            let mut take = (s.prompt.len() - next).min(capacity - n);
+            let block = self.opts.prefill_block as usize;
+            if block > 0 {
+                // A block always starts at a multiple of the block size and is
+                // computed as one chunk, so its KV is the same wherever it is reused.
+                let want = (s.prompt.len() - next).min(block - next % block);
+                if want > capacity - n {
+                    continue;
+                }
+                take = want;
+            }
             for (k, &tok) in s.prompt[next..next + take].iter().enumerate() {
                 let pos = next + k;
                 let last = pos + 1 == s.prompt.len();
@@ -769,22 +938,30 @@ impl Worker<'_> {
         if n == 0 {
             return;
         }
+        let members: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| {
+                self.slots[i].as_ref().is_some_and(|s| {
+                    matches!(s.phase, Phase::Generate { .. })
+                        || prefill_ends.iter().any(|(j, _)| *j == i)
+                })
+            })
+            .collect();
+        self.decode_and_sample(batch, members, prefill_ends, live);
+    }
+
+    /// Decode `batch` (holding the slots `members`), record prompt progress, and
+    /// sample every slot that asked for logits.
+    fn decode_and_sample(
+        &mut self,
+        batch: &mut LlamaBatch,
+        members: Vec<usize>,
+        prefill_ends: Vec<(usize, usize)>,
+        live: u64,
+    ) {
         if let Err(e) = self.ctx.decode(batch) {
             // Fail every sequence that was in this batch; others are untouched.
             let msg = format!("llama_decode failed: {e}");
-            let in_batch: Vec<usize> = self
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(i, s)| {
-                    s.as_ref().is_some_and(|s| {
-                        matches!(s.phase, Phase::Generate { .. })
-                            || prefill_ends.iter().any(|(j, _)| j == i)
-                    })
-                })
-                .map(|(i, _)| i)
-                .collect();
-            for i in in_batch {
+            for i in members {
                 self.finish(i, Err(ExecutorError::Model(msg.clone())));
             }
             return;
@@ -880,7 +1057,16 @@ impl Worker<'_> {
         let Some(s) = self.slots[i].take() else {
             return;
         };
-        let _ = self.ctx.clear_kv_cache_seq(Some(s.seq as u32), None, None);
+        if self.opts.prefix_cache && outcome.is_ok() {
+            // Keep the prompt's whole blocks (their KV is what a single run computes);
+            // drop the partial last block and the generated tokens.
+            let keep = self.align(s.computed.min(s.prompt.len()));
+            let _ = self.ctx.kv_cache_seq_rm(s.seq, Some(keep as u32), None);
+            self.retained[i] = s.prompt[..keep].to_vec();
+        } else {
+            let _ = self.ctx.clear_kv_cache_seq(Some(s.seq as u32), None, None);
+            self.retained[i].clear();
+        }
         let end = Instant::now();
         let ms = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64() * 1e3;
         let first = s.first_token.unwrap_or(end);
@@ -903,6 +1089,7 @@ impl Worker<'_> {
             let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
             st.requests += 1;
             st.prompt_tokens_reused += s.cached as u64;
+            st.prompt_tokens_from_cache += s.from_cache as u64;
         }
         let _ = s.reply.send((s.index, result));
     }

@@ -12,18 +12,18 @@
 
 use std::collections::VecDeque;
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, grid_answer_is, grid_text, meta_int_grid};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{grid, int_grid_is};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct BinaryMatrix;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, p zero) per level.
 const PARAMS: [(usize, usize, f64); 5] = [
@@ -83,6 +83,32 @@ fn distances(m: &[Vec<i64>]) -> Option<Vec<Vec<i64>>> {
     Some(d)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Below is a binary matrix with {matrix|len} rows and {matrix|cols} columns, written as JSON (one list per row):",
+            ),
+            Piece::Data("{matrix|json}"),
+            Piece::Text(
+                "Replace every cell by its distance to the nearest cell containing 0, where one step goes up, down, left or right (a cell containing 0 has distance 0).",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{matrix|table}"),
+            Piece::Text(
+                "The table above is a {matrix|len}x{matrix|cols} matrix of 0s and 1s. For each cell, find the number of steps (up, down, left or right) to the nearest cell holding 0; cells holding 0 have distance 0.",
+            ),
+        ],
+    ),
+];
+
 impl Family for BinaryMatrix {
     fn name(&self) -> &'static str {
         "binary_matrix"
@@ -118,25 +144,32 @@ impl Family for BinaryMatrix {
             "0 1 2\n1 2 1\n0 1 0"
         };
         Generated {
-            question: format!(
-                "For every cell of this {n}x{n} binary matrix, find the distance to the \
-                 nearest cell containing 0, counting steps up, down, left or right (cells \
-                 containing 0 have distance 0).\n\n{}\n\n{}",
-                grid_text(&m),
-                answer_instruction(
-                    "as the matrix of distances, one row per line, numbers separated by spaces",
-                    example
-                )
+            body: Body::new()
+                .text(format!(
+                    "For every cell of this {n}x{n} binary matrix, find the distance to the \
+                     nearest cell containing 0, counting steps up, down, left or right (cells \
+                     containing 0 have distance 0)."
+                ))
+                .data(grid(&m)),
+            format: AnswerFormat::with_example(
+                "as the matrix of distances, one row per line, numbers separated by spaces",
+                example,
             ),
-            answer: grid_text(&gold),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m}),
+            answer: grid(&gold),
+            metadata: fields([("matrix", Value::from(m))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(d) = meta_int_grid(instance, "matrix").and_then(|m| distances(&m)) else {
+        let Some(d) = Meta::of(instance)
+            .int_grid("matrix")
+            .and_then(|m| distances(&m))
+        else {
             return 0.0;
         };
-        if grid_answer_is(answer, &d) { 1.0 } else { 0.0 }
+        if int_grid_is(answer, &d) { 1.0 } else { 0.0 }
     }
 }
 

@@ -21,15 +21,16 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{MAX_WORD, cached_params, meta_str, meta_u64, words_with_len};
-use super::words::WORDS;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::lexicon::{MAX_WORD, WORDS, words_with_len};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CaesarCipher;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, max word length, max key, key stated) per level.
 const PARAMS: [(usize, usize, usize, u8, bool); 5] = [
@@ -97,6 +98,26 @@ fn ambiguous(cipher: &str, key: u8) -> bool {
         .any(|k| cipher.split(' ').all(|w| d.contains(&shift(w, 26 - k))))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{ciphertext}"),
+            Piece::Text(
+                "The line above is English text encrypted with a Caesar cipher: {#params.key_stated}every letter was moved {key} places forward in the alphabet (Z wraps around to A){/}{^params.key_stated}every letter was moved forward in the alphabet by the same number of places, which is not given (Z wraps around to A), and the plaintext consists of English words{/}. Spaces were left as they are. Recover the plaintext; letter case does not matter.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Caesar cipher decryption.\nCiphertext: {ciphertext|quoted}\nShift: {#params.key_stated}each letter was shifted forward by {key} (wrapping from Z to A){/}{^params.key_stated}unknown; each letter was shifted forward by the same amount (wrapping from Z to A), and the plaintext is made of English words{/}\nSpaces are unchanged and letter case does not matter. Decrypt the text.",
+        )],
+    ),
+];
+
 impl Family for CaesarCipher {
     fn name(&self) -> &'static str {
         "caesar_cipher"
@@ -143,24 +164,27 @@ impl Family for CaesarCipher {
                 .to_string()
         };
         Generated {
-            question: format!(
-                "Decrypt this Caesar cipher text. {how} Spaces are unchanged. Case does not \
-                 matter.\n\nCiphertext: {cipher}\n\n{}",
-                answer_instruction("as the decrypted text only", "THE QUICK BROWN FOX")
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Decrypt this Caesar cipher text. {how} Spaces are unchanged. Case does not \
+                     matter."
+                ))
+                .data(format!("Ciphertext: {cipher}")),
+            format: AnswerFormat::with_example("as the decrypted text only", "THE QUICK BROWN FOX"),
             answer: plain.clone(),
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "ciphertext": cipher,
-                "key": key,
-                "plaintext": plain,
-            }),
+            metadata: fields([
+                ("ciphertext", Value::from(cipher)),
+                ("key", Value::from(key)),
+                ("plaintext", Value::from(plain)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(cipher), Some(key)) =
-            (meta_str(instance, "ciphertext"), meta_u64(instance, "key"))
-        else {
+        let m = Meta::of(instance);
+        let (Some(cipher), Some(key)) = (m.str("ciphertext"), m.u64("key")) else {
             return 0.0;
         };
         if !(1..26).contains(&key) {
@@ -194,6 +218,13 @@ mod tests {
         let key = if k == 3 { 4 } else { 3 };
         assert!(super::ambiguous(&shift(&a, key), key), "{a} / {k}");
         assert!(!super::ambiguous(&shift("MOUNTAIN GARDEN", 4), 4));
+    }
+
+    #[test]
+    fn the_format_example_is_never_a_plaintext() {
+        // Plaintexts are list words; the example's words are not all in the list.
+        let words = ["the", "quick", "brown", "fox"];
+        assert!(!words.iter().all(|w| super::WORDS.contains(w)));
     }
 
     #[test]

@@ -12,22 +12,22 @@
 //! differs from an isomorphic one by a single character (a merge or a split of a
 //! mapping), which is what makes it hard.
 //!
-//! The format example in the question is always `true`, whatever the answer: with a
-//! yes/no answer no example can avoid being right half the time, and a fixed one
-//! carries no information about the instance.
-
-use std::sync::OnceLock;
+//! The question names the two allowed answers and shows no tagged example: with a
+//! true/false answer any example is right half the time, so a response that merely
+//! echoed the question would earn credit.
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, distinct_indices, meta_str};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct IsomorphicStrings;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min len, max len, min alphabet, max alphabet) per level.
 const PARAMS: [(usize, usize, usize, usize); 5] = [
@@ -62,6 +62,27 @@ fn letters(idx: &[usize]) -> Vec<u8> {
     idx.iter().map(|&i| b'a' + i as u8).collect()
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Two strings are isomorphic when the characters of the first can be replaced to give the second: every occurrence of a character is replaced by the same character, no two different characters are replaced by the same character, and the order is kept (a character may map to itself).",
+            ),
+            Piece::Data("first: {s}\nsecond: {t}"),
+            Piece::Text("Are these two strings isomorphic?"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Decide whether {s|quoted} and {t|quoted} are isomorphic strings, that is, whether one consistent one-to-one replacement of characters (a character may map to itself, and the order of the characters is kept) turns the first string into the second.",
+        )],
+    ),
+];
+
 impl Family for IsomorphicStrings {
     fn name(&self) -> &'static str {
         "isomorphic_strings"
@@ -73,7 +94,8 @@ impl Family for IsomorphicStrings {
         "Decide whether two strings are isomorphic (true/false)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (`true` made an echoed question score on every true instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, amin, amax) = PARAMS[level.idx()];
@@ -110,20 +132,24 @@ impl Family for IsomorphicStrings {
             }
         };
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Are the strings \"{s}\" and \"{t}\" isomorphic? Two strings are isomorphic if \
                  the characters of the first can be replaced to get the second, where every \
                  occurrence of a character is replaced by the same character, no two different \
                  characters are replaced by the same character, and the order is kept (a \
-                 character may map to itself).\n{}",
-                answer_instruction("as the single word true or false", "true")
-            ),
+                 character may map to itself)."
+            )),
+            format: AnswerFormat::new("as the single word true or false"),
             answer: want.to_string(),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "s": s, "t": t}),
+            metadata: fields([("s", Value::from(s)), ("t", Value::from(t))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(s), Some(t)) = (meta_str(instance, "s"), meta_str(instance, "t")) else {
+        let m = Meta::of(instance);
+        let (Some(s), Some(t)) = (m.str("s"), m.str("t")) else {
             return 0.0;
         };
         let want = isomorphic(s, t);

@@ -14,18 +14,18 @@
 //! The format example in the question is one more than the largest possible answer,
 //! so it is never the gold and says nothing about it.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{MAX_WORD, cached_params, count_example, meta_str, words_with_len};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::lexicon::{MAX_WORD, words_with_len};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LetterCounting;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, max word length, p capitalised, p absent letter) per level.
 const PARAMS: [(usize, usize, usize, f64, f64); 5] = [
@@ -41,6 +41,26 @@ fn count(text: &str, letter: u8) -> usize {
     let l = letter.to_ascii_lowercase();
     text.bytes().filter(|b| b.to_ascii_lowercase() == l).count()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{text}"),
+            Piece::Text(
+                "Count how often the letter {letter|quoted} occurs in the text above, upper-case and lower-case alike.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Letter: {letter}\nText: {text|quoted}\nHow many times does the letter appear in the text? Upper-case and lower-case occurrences both count.",
+        )],
+    ),
+];
 
 impl Family for LetterCounting {
     fn name(&self) -> &'static str {
@@ -96,22 +116,27 @@ impl Family for LetterCounting {
         let gold = count(&text, letter);
         let letter_s = (letter as char).to_string();
         Generated {
-            question: format!(
-                "How many times does the letter \"{letter_s}\" appear in the following text? \
-                 Count upper-case and lower-case occurrences alike.\n\nText: \"{text}\"\n\n{}",
-                answer_instruction("as a single integer", &count_example(text.len()))
-            ),
+            body: Body::new()
+                .text(format!(
+                    "How many times does the letter \"{letter_s}\" appear in the following text? \
+                     Count upper-case and lower-case occurrences alike."
+                ))
+                .data(format!("Text: \"{text}\"")),
+            // The count is at most the text's length: one more is never the answer.
+            format: AnswerFormat::with_example("as a single integer", (text.len() + 1).to_string()),
             answer: gold.to_string(),
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "text": text,
-                "letter": letter_s,
-            }),
+            metadata: fields([
+                ("text", Value::from(text)),
+                ("letter", Value::from(letter_s)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(text), Some(letter)) = (meta_str(instance, "text"), meta_str(instance, "letter"))
-        else {
+        let m = Meta::of(instance);
+        let (Some(text), Some(letter)) = (m.str("text"), m.str("letter")) else {
             return 0.0;
         };
         let &[l] = letter.as_bytes() else { return 0.0 };

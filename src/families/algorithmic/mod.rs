@@ -2,15 +2,18 @@
 
 mod binary_matrix;
 mod caesar_cipher;
-pub(crate) mod common;
+mod group_anagrams;
 mod isomorphic_strings;
 mod letter_counting;
+mod letter_jumble;
+mod manipulate_matrix;
 mod number_sorting;
+mod palindrome_generation;
+mod pool_matrix;
 mod rotate_matrix;
 mod spell_backward;
 mod spiral_matrix;
 mod word_sorting;
-pub mod words;
 
 use super::Family;
 
@@ -24,4 +27,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &spell_backward::SpellBackward,
     &spiral_matrix::SpiralMatrix,
     &word_sorting::WordSorting,
+    &letter_jumble::LetterJumble,
+    &palindrome_generation::PalindromeGeneration,
+    &group_anagrams::GroupAnagrams,
+    &pool_matrix::PoolMatrix,
+    &manipulate_matrix::ManipulateMatrix,
 ];

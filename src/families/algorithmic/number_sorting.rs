@@ -3,9 +3,10 @@
 //! Numbers are compared as exact decimals (never as floats), and there is no tolerance:
 //! an answer is right only if it lists exactly the given numbers (with multiplicity) in
 //! the requested order. A number may be written with or without trailing zeros
-//! (`2.50` equals `2.5`), with a leading `+`, or as `.5` for `0.5`; items are separated
-//! by commas and/or whitespace, optionally inside one pair of brackets. Thousands
-//! separators are not allowed inside the list (a comma always separates items).
+//! (`2.50` equals `2.5`), with a leading `+` or leading zeros, or as `.5` for `0.5`;
+//! items are separated by commas and/or whitespace, optionally inside one pair of
+//! brackets. Thousands separators are not allowed inside the list (a comma always
+//! separates items).
 //!
 //! Levels (count, magnitude bound, decimal places):
 //! 1: 3..=5 integers in 0..=99 · 2: 5..=8 integers in -100..=100 ·
@@ -15,18 +16,17 @@
 //! so that many share their integer part.
 //! Direction: ascending or descending with equal probability.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::cached_params;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NumberSorting;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min count, max count, lowest value, highest value, max decimal places) per level.
 const PARAMS: [(usize, usize, i64, i64, u32); 5] = [
@@ -116,6 +116,29 @@ fn sorted_values(numbers: &[&str], descending: bool) -> Option<Vec<i128>> {
     Some(v)
 }
 
+/// The two sort orders, as stored in `metadata.order`.
+const ORDERS: [&str; 2] = ["ascending", "descending"];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Arrange the following numbers in {order} order. Keep every number, repeats included, and write each one exactly as given (no rounding).",
+            ),
+            Piece::Data("{numbers|lines}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers (separated by semicolons): {numbers|semicolon}\nSort them in {order} order. Every number must appear as often as it does here, written exactly (no rounding).",
+        )],
+    ),
+];
+
 impl Family for NumberSorting {
     fn name(&self) -> &'static str {
         "number_sorting"
@@ -185,32 +208,32 @@ impl Family for NumberSorting {
             example
         };
         Generated {
-            question: format!(
-                "Sort these numbers in {dir} order. Keep every number, including repeats, \
-                 and write each one exactly (no rounding).\n\nNumbers: {}\n\n{}",
-                numbers.join(", "),
-                answer_instruction("as the sorted numbers separated by commas", example)
+            body: Body::new()
+                .text(format!(
+                    "Sort these numbers in {dir} order. Keep every number, including repeats, \
+                     and write each one exactly (no rounding)."
+                ))
+                .data(format!("Numbers: {}", numbers.join(", "))),
+            format: AnswerFormat::with_example(
+                "as the sorted numbers separated by commas",
+                example,
             ),
             answer: gold.join(", "),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "numbers": numbers, "order": dir}),
+            metadata: fields([
+                ("numbers", Value::from(numbers)),
+                ("order", Value::from(dir)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(nums) = instance.metadata.get("numbers").and_then(|w| w.as_array()) else {
+        let m = Meta::of(instance);
+        let (Some(nums), Some(order)) = (m.strs("numbers"), m.choice("order", &ORDERS)) else {
             return 0.0;
         };
-        let Some(nums) = nums
-            .iter()
-            .map(|w| w.as_str())
-            .collect::<Option<Vec<&str>>>()
-        else {
-            return 0.0;
-        };
-        let descending = match instance.metadata.get("order").and_then(|o| o.as_str()) {
-            Some("descending") => true,
-            Some("ascending") => false,
-            _ => return 0.0,
-        };
+        let descending = order == 1;
         let Some(want) = sorted_values(&nums, descending) else {
             return 0.0;
         };

@@ -8,18 +8,18 @@
 //! 2: n = 3, 0..=9, 90/180/270 · 3: n = 4, 0..=20, 90/180/270 ·
 //! 4: n = 5..=6, 0..=99, 90/180/270 · 5: n = 7..=9, 0..=99, 90/180/270.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, grid_answer_is, grid_text, meta_int_grid, meta_u64};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{grid, int_grid_is};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct RotateMatrix;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, max value, number of angles from [90, 180, 270]) per level.
 const PARAMS: [(usize, usize, i64, usize); 5] = [
@@ -44,6 +44,27 @@ fn rotate(m: &[Vec<i64>], quarters: u64) -> Vec<Vec<i64>> {
     }
     cur
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{matrix|csv}"),
+            Piece::Text(
+                "The lines above are the rows of a square matrix, with entries separated by commas. Rotate the matrix clockwise by {degrees} degrees.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text("Turn this {matrix|len}x{matrix|cols} matrix {degrees} degrees clockwise:"),
+            Piece::Data("{matrix|table}"),
+        ],
+    ),
+];
 
 impl Family for RotateMatrix {
     fn name(&self) -> &'static str {
@@ -78,29 +99,34 @@ impl Family for RotateMatrix {
             "1 2\n3 4"
         };
         Generated {
-            question: format!(
-                "Rotate this {n}x{n} matrix {degrees} degrees clockwise.\n\n{}\n\n{}",
-                grid_text(&m),
-                answer_instruction(
-                    "as the rotated matrix, one row per line, numbers separated by spaces",
-                    example
-                )
+            body: Body::new()
+                .text(format!(
+                    "Rotate this {n}x{n} matrix {degrees} degrees clockwise."
+                ))
+                .data(grid(&m)),
+            format: AnswerFormat::with_example(
+                "as the rotated matrix, one row per line, numbers separated by spaces",
+                example,
             ),
-            answer: grid_text(&gold),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m, "degrees": degrees}),
+            answer: grid(&gold),
+            metadata: fields([
+                ("matrix", Value::from(m)),
+                ("degrees", Value::from(degrees)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(m), Some(deg)) = (
-            meta_int_grid(instance, "matrix"),
-            meta_u64(instance, "degrees"),
-        ) else {
+        let meta = Meta::of(instance);
+        let (Some(m), Some(deg)) = (meta.int_grid("matrix"), meta.u64("degrees")) else {
             return 0.0;
         };
         if deg % 90 != 0 || m.len() != m[0].len() {
             return 0.0;
         }
-        if grid_answer_is(answer, &rotate(&m, deg / 90)) {
+        if int_grid_is(answer, &rotate(&m, deg / 90)) {
             1.0
         } else {
             0.0

@@ -8,24 +8,41 @@
 //!
 //! Levels (word length): 1: 3..=4 · 2: 5..=6 · 3: 7..=8 · 4: 9..=11 · 5: 12..=14.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, meta_str, words_with_len};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::lexicon::words_with_len;
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct SpellBackward;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 const LENGTHS: [(usize, usize); 5] = [(3, 4), (5, 6), (7, 8), (9, 11), (12, 14)];
 
 fn reversed(w: &str) -> String {
     w.chars().rev().collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Reverse the letters of the word {word|quoted} and write the result as one word, without spaces or punctuation. Letter case does not matter.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Word: {word}\nWrite this word backwards, last letter first (a single word; letter case does not matter).",
+        )],
+    ),
+];
 
 impl Family for SpellBackward {
     fn name(&self) -> &'static str {
@@ -50,29 +67,38 @@ impl Family for SpellBackward {
         let word = pool[rng.random_range(0..pool.len())];
         let gold = reversed(word);
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Spell the word \"{word}\" backwards: write its letters in reverse order as a \
-                 single word, with no spaces or punctuation. Case does not matter.\n{}",
-                answer_instruction("as one word", "olleh")
-            ),
+                 single word, with no spaces or punctuation. Case does not matter."
+            )),
+            // `hello` is not in the word list (a unit test checks).
+            format: AnswerFormat::with_example("as one word", "olleh"),
             answer: gold,
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "word": word}),
+            metadata: fields([("word", Value::from(word))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(word) = meta_str(instance, "word") else {
+        let Some(word) = Meta::of(instance).str("word") else {
             return 0.0;
         };
-        let a = answer.trim();
-        let want = reversed(word);
-        if a.chars().count() == want.chars().count()
-            && a.chars()
-                .zip(want.chars())
-                .all(|(x, y)| x.to_lowercase().eq(y.to_lowercase()))
-        {
+        // ASCII case only: a lookalike such as U+212A KELVIN SIGN is not `k`.
+        if answer.trim().eq_ignore_ascii_case(&reversed(word)) {
             1.0
         } else {
             0.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::families::kit::lexicon::WORDS;
+
+    #[test]
+    fn the_format_example_is_never_a_reversed_list_word() {
+        assert!(!WORDS.contains(&"hello"));
     }
 }

@@ -9,18 +9,18 @@
 //! 0..=9 · 3: 4..=5 rows and columns, 0..=20 · 4: 5..=7 rows and columns, 0..=99 ·
 //! 5: 7..=10 rows and columns, 0..=99.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cached_params, grid_text, list_answer_is, meta_int_grid};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{grid, int_list_is};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct SpiralMatrix;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, square only, max value) per level.
 const PARAMS: [(usize, usize, bool, i64); 5] = [
@@ -65,6 +65,29 @@ fn spiral(m: &[Vec<i64>]) -> Vec<i64> {
     out
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Walk through this matrix ({matrix|len} rows, {matrix|cols} columns, given as JSON with one list per row) in a clockwise spiral and list every element once: start at the top-left element, go right along the top row, down the right column, left along the bottom row, up the left column, then continue inwards.",
+            ),
+            Piece::Data("{matrix|json}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{matrix|labeled}"),
+            Piece::Text(
+                "List the elements of the matrix above in clockwise spiral order: begin with the top-left element, move right along the first row, then down the last column, left along the bottom row and up the first column, and keep going inwards until every element has been listed once.",
+            ),
+        ],
+    ),
+];
+
 impl Family for SpiralMatrix {
     fn name(&self) -> &'static str {
         "spiral_matrix"
@@ -96,26 +119,31 @@ impl Family for SpiralMatrix {
         let gold = spiral(&m);
         let gold_s: Vec<String> = gold.iter().map(i64::to_string).collect();
         Generated {
-            question: format!(
-                "List the elements of this {rows}x{cols} matrix in clockwise spiral order: start \
-                 at the top-left element, go right along the top row, then down the right \
-                 column, left along the bottom row, up the left column, and continue inwards \
-                 until every element is listed once.\n\n{}\n\n{}",
-                grid_text(&m),
-                answer_instruction(
-                    "as the numbers in spiral order separated by spaces",
-                    "1 2 3"
-                )
+            body: Body::new()
+                .text(format!(
+                    "List the elements of this {rows}x{cols} matrix in clockwise spiral order: start \
+                     at the top-left element, go right along the top row, then down the right \
+                     column, left along the bottom row, up the left column, and continue inwards \
+                     until every element is listed once."
+                ))
+                .data(grid(&m)),
+            // Three numbers; every matrix has at least four.
+            format: AnswerFormat::with_example(
+                "as the numbers in spiral order separated by spaces",
+                "1 2 3",
             ),
             answer: gold_s.join(" "),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "matrix": m}),
+            metadata: fields([("matrix", Value::from(m))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(m) = meta_int_grid(instance, "matrix") else {
+        let Some(m) = Meta::of(instance).int_grid("matrix") else {
             return 0.0;
         };
-        if list_answer_is(answer, &spiral(&m)) {
+        if int_list_is(answer, &spiral(&m)) {
             1.0
         } else {
             0.0

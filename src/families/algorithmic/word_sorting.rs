@@ -13,20 +13,19 @@
 //! upper-case or with one random upper-case letter.
 //! Direction: ascending or descending with equal probability at every level.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::cached_params;
-use super::common::distinct_indices;
-use super::words::WORDS;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::lexicon::WORDS;
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct WordSorting;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min words, max words, p transformed, transformation kinds 0..=3) per level.
 const PARAMS: [(usize, usize, f64, u8); 5] = [
@@ -62,6 +61,29 @@ fn sorted(words: &[&str], descending: bool) -> Vec<String> {
     }
     v
 }
+
+/// The two sort orders, as stored in `metadata.order`.
+const ORDERS: [&str; 2] = ["ascending", "descending"];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Sort the words below in {order} order of their Unicode code points (ASCII order: every upper-case letter comes before every lower-case letter). Write each word exactly as it is given.",
+            ),
+            Piece::Data("{words|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Words: {words|json}\nOrder: {order}, by Unicode code point (ASCII order, so upper-case letters come before all lower-case letters)\nKeep every word exactly as written.",
+        )],
+    ),
+];
 
 impl Family for WordSorting {
     fn name(&self) -> &'static str {
@@ -109,44 +131,36 @@ impl Family for WordSorting {
             "ascending"
         };
         Generated {
-            question: format!(
-                "Sort these words in {dir} order by Unicode code point (ASCII order, so every \
-                 upper-case letter comes before every lower-case letter). Keep each word exactly \
-                 as written.\n\nWords: {}\n\n{}",
-                words.join(", "),
-                answer_instruction(
-                    "as the sorted words separated by commas",
-                    if descending {
-                        "zulu, Yankee, Xray"
-                    } else {
-                        "Xray, Yankee, zulu"
-                    }
-                )
+            body: Body::new()
+                .text(format!(
+                    "Sort these words in {dir} order by Unicode code point (ASCII order, so every \
+                     upper-case letter comes before every lower-case letter). Keep each word exactly \
+                     as written."
+                ))
+                .data(format!("Words: {}", words.join(", "))),
+            // Three words; capitalised words appear only from level 3, where there are
+            // at least eight words.
+            format: AnswerFormat::with_example(
+                "as the sorted words separated by commas",
+                if descending {
+                    "zulu, Yankee, Xray"
+                } else {
+                    "Xray, Yankee, zulu"
+                },
             ),
             answer: gold,
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "words": words,
-                "order": dir,
-            }),
+            metadata: fields([("words", Value::from(words)), ("order", Value::from(dir))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(words) = instance.metadata.get("words").and_then(|w| w.as_array()) else {
+        let m = Meta::of(instance);
+        let (Some(words), Some(order)) = (m.strs("words"), m.choice("order", &ORDERS)) else {
             return 0.0;
         };
-        let Some(words) = words
-            .iter()
-            .map(|w| w.as_str())
-            .collect::<Option<Vec<&str>>>()
-        else {
-            return 0.0;
-        };
-        let descending = match instance.metadata.get("order").and_then(|o| o.as_str()) {
-            Some("descending") => true,
-            Some("ascending") => false,
-            _ => return 0.0,
-        };
+        let descending = order == 1;
         let want = sorted(&words, descending);
         match parse::list_items(answer) {
             Some(got) if got.len() == want.len() && got.iter().zip(&want).all(|(a, b)| a == b) => {

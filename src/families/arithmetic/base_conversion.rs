@@ -12,18 +12,17 @@
 //! numeral or digits outside the base score 0.
 //! Metadata: `number` (the numeral shown), `from_base`, `to_base`.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct BaseConversion;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const MIN_VALUE: [u64; 5] = [2, 16, 256, 4_096, 1_000_000];
 const MAX_VALUE: [u64; 5] = [31, 255, 4_095, 1_000_000, 1_000_000_000_000];
@@ -71,6 +70,28 @@ fn base_name(b: u64) -> String {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Rewrite a number from one base in another base.\nNumber: {number}\nIt is written in base: {from_base}\nWrite it in base: {to_base}",
+            ),
+            Piece::Text(
+                "For digit values above 9 use the letters a-z (a = 10, ..., z = 35; letter case does not matter). Write the digits only, with no prefix such as 0x.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "The base-{from_base} numeral {number} names an integer. Write the same integer in base {to_base}: digit values 10 to 35 are the letters a to z (either case), and no prefix such as 0x is used.",
+        )],
+    ),
+];
+
 impl Family for BaseConversion {
     fn name(&self) -> &'static str {
         "base_conversion"
@@ -82,7 +103,8 @@ impl Family for BaseConversion {
         "Convert an integer from one base (2..36) to another"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (it was chosen by looking at the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let bases = match level.idx() {
@@ -112,29 +134,28 @@ impl Family for BaseConversion {
         let value = rng.random_range(MIN_VALUE[i]..=MAX_VALUE[i]);
         let number = to_base(value, from);
         let answer = to_base(value, to);
-        let example = if answer == "101" { "110" } else { "101" };
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Convert the number {number}, written in {}, to {}. Digits above 9 are written \
                  as letters a-z (a = 10, ..., z = 35; letter case does not matter). Write the \
-                 digits only, without a prefix such as 0x.\n{}",
+                 digits only, without a prefix such as 0x.",
                 base_name(from),
                 base_name(to),
-                answer_instruction(&format!("as a base-{to} numeral"), example)
-            ),
+            )),
+            format: AnswerFormat::new(format!("as a base-{to} numeral")),
             answer,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("number", Value::from(number)),
-                    ("from_base", Value::from(from)),
-                    ("to_base", Value::from(to)),
-                ],
-            ),
+            metadata: fields([
+                ("number", Value::from(number)),
+                ("from_base", Value::from(from)),
+                ("to_base", Value::from(to)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(to) = instance.metadata.get("to_base").and_then(|v| v.as_u64()) else {
+        let Some(to) = Meta::of(instance).u64("to_base") else {
             return 0.0;
         };
         if !(2..=36).contains(&to) {

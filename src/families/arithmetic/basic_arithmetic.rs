@@ -16,18 +16,17 @@
 //! notation, literals and operators as strings).
 //! Verifier: one integer (`parse::int`: surrounding whitespace, `+`, `1,000` tolerated).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct BasicArithmetic;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     leaves: (usize, usize),
@@ -174,6 +173,26 @@ impl Tree {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{expression}"),
+            Piece::Text(
+                "Work out the exact integer value of the expression above. Multiplication and division come before addition and subtraction, operators of equal precedence are applied from left to right, and every division in it is exact.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "What is {expression}? Use the usual precedence (* and / before + and -, left to right among operators of equal precedence); every division in the expression is exact.",
+        )],
+    ),
+];
+
 impl Family for BasicArithmetic {
     fn name(&self) -> &'static str {
         "basic_arithmetic"
@@ -185,7 +204,8 @@ impl Family for BasicArithmetic {
         "Evaluate an integer expression with + - * / (exact) and parentheses"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (no integer is ruled out by the question alone).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -219,20 +239,21 @@ impl Family for BasicArithmetic {
         tree.render(root, &mut expr);
         let mut rpn = Vec::with_capacity(tree.nodes.len());
         tree.rpn(root, &mut rpn);
-        let example = if value == -7 { "12" } else { "-7" };
         Generated {
-            question: format!(
-                "Evaluate the following integer expression. Multiplication and division are done \
-                 before addition and subtraction, operators of equal precedence are applied from \
-                 left to right, and every division in it is exact.\n\n{expr}\n\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::new()
+                .text(
+                    "Evaluate the following integer expression. Multiplication and division are \
+                     done before addition and subtraction, operators of equal precedence are \
+                     applied from left to right, and every division in it is exact.",
+                )
+                .data(expr.clone()),
+            format: AnswerFormat::new("as a single integer"),
             answer: value.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("expression", Value::from(expr)), ("rpn", Value::from(rpn))],
-            ),
+            metadata: fields([("expression", Value::from(expr)), ("rpn", Value::from(rpn))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

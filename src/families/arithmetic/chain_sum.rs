@@ -8,18 +8,18 @@
 //! Verifier: one integer (`parse::int`: surrounding whitespace, `+`, `1,000` tolerated).
 
 use std::fmt::Write;
-use std::sync::OnceLock;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ChainSum;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min terms, max terms, max term) per level.
 const PARAMS: [(usize, usize, i64); 5] = [
@@ -28,6 +28,19 @@ const PARAMS: [(usize, usize, i64); 5] = [
     (4, 6, 999),
     (6, 8, 9_999),
     (8, 12, 99_999),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Find the sum of these integers:"),
+            Piece::Data("{terms|lines}"),
+        ],
+    ),
+    Template::new(Wording::Lead, &[Piece::Text("Calculate: {expression} = ?")]),
 ];
 
 impl Family for ChainSum {
@@ -41,7 +54,8 @@ impl Family for ChainSum {
         "Evaluate a chain of integer additions and subtractions"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it exceeds the sum of the magnitudes).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -64,21 +78,21 @@ impl Family for ChainSum {
             total += signed;
             terms.push(signed);
         }
-        let example = if total == 10 { "-3" } else { "10" };
+        // |total| <= the sum of the terms' magnitudes, so one more than that sum (read
+        // off the question) is never the answer.
+        let example = (terms.iter().map(|t| t.abs()).sum::<i64>() + 1).to_string();
         Generated {
-            question: format!(
-                "Compute the value of {expr}.\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::of(format!("Compute the value of {expr}.")),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: total.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("terms", Value::from(terms)),
-                    ("expression", Value::from(expr)),
-                ],
-            ),
+            metadata: fields([
+                ("terms", Value::from(terms)),
+                ("expression", Value::from(expr)),
+            ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

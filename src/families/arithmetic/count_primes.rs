@@ -7,18 +7,17 @@
 //! Gold: a sieve of Eratosthenes over the interval using primes up to sqrt(end).
 //! Verifier: one integer (see `families::parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CountPrimes;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (start max, width min, width max) per level.
 const PARAMS: [(u64, u64, u64); 5] = [
@@ -59,6 +58,23 @@ fn count_in(lo: u64, hi: u64) -> u64 {
     seg.iter().filter(|&&b| b).count() as u64
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "Count the prime numbers p with {start} ≤ p ≤ {end} (both ends of the range are included).",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Range: {start} to {end}, both ends included.\nHow many primes lie in this range?",
+        )],
+    ),
+];
+
 impl Family for CountPrimes {
     fn name(&self) -> &'static str {
         "count_primes"
@@ -83,16 +99,20 @@ impl Family for CountPrimes {
         let end = start + rng.random_range(wmin..=wmax);
         let count = count_in(start, end);
         Generated {
-            question: format!(
-                "How many prime numbers are there between {start} and {end}, inclusive?\n{}",
-                answer_instruction("as a single integer", &(end - start + 2).to_string())
+            body: Body::of(format!(
+                "How many prime numbers are there between {start} and {end}, inclusive?"
+            )),
+            // More primes than numbers in the interval is impossible.
+            format: AnswerFormat::with_example(
+                "as a single integer",
+                (end - start + 2).to_string(),
             ),
             answer: count.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("start", Value::from(start)), ("end", Value::from(end))],
-            ),
+            metadata: fields([("start", Value::from(start)), ("end", Value::from(end))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

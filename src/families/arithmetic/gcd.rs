@@ -9,18 +9,19 @@
 //! 4: 3..=4 numbers ≤ 1_000_000 · 5: 4..=6 numbers ≤ 1_000_000_000.
 //! Metadata: `numbers`. Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, distinct, gcd, join_and, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::{distinct, gcd};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::join_and;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Gcd;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min count, max count, largest number) per level.
 const PARAMS: [(usize, usize, u64); 5] = [
@@ -29,6 +30,26 @@ const PARAMS: [(usize, usize, u64); 5] = [
     (2, 3, 5_000),
     (3, 4, 1_000_000),
     (4, 6, 1_000_000_000),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "What is the largest positive integer that divides every one of these numbers?",
+            ),
+            Piece::Data("{numbers|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers: {numbers|json}\nCompute the greatest common divisor of all of them.",
+        )],
+    ),
 ];
 
 impl Family for Gcd {
@@ -42,7 +63,8 @@ impl Family for Gcd {
         "Greatest common divisor of several positive integers"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it is the smallest number plus one).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -59,19 +81,21 @@ impl Family for Gcd {
             }
         };
         let answer = numbers.iter().fold(0, |acc, &x| gcd(acc, x));
-        let example = if answer == 7 { "9" } else { "7" };
+        // The gcd divides every number, so it is at most the smallest one: one more
+        // than that (read off the question) is never the answer.
+        let example = (numbers.iter().min().copied().unwrap_or(1) + 1).to_string();
         Generated {
-            question: format!(
-                "Find the greatest common divisor (GCD) of {}.\n{}",
-                join_and(&numbers),
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::of(format!(
+                "Find the greatest common divisor (GCD) of {}.",
+                join_and(&numbers)
+            )),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: answer.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("numbers", Value::from(numbers))],
-            ),
+            metadata: fields([("numbers", Value::from(numbers))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

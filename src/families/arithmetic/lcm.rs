@@ -6,18 +6,19 @@
 //! The numbers are pairwise distinct. Gold: folded `a / gcd(a, b) * b`.
 //! Metadata: `numbers`. Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, distinct, gcd, join_and, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::{distinct, gcd};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::join_and;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Lcm;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (min count, max count, largest number) per level.
 const PARAMS: [(usize, usize, u64); 5] = [
@@ -26,6 +27,26 @@ const PARAMS: [(usize, usize, u64); 5] = [
     (3, 3, 60),
     (3, 4, 200),
     (4, 5, 1000),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "What is the smallest positive integer that is a multiple of every one of these numbers?",
+            ),
+            Piece::Data("{numbers|bullets}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Numbers: {numbers|json}\nCompute the least common multiple of all of them.",
+        )],
+    ),
 ];
 
 impl Family for Lcm {
@@ -39,7 +60,8 @@ impl Family for Lcm {
         "Least common multiple of several positive integers"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (it is the largest number plus one).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, max) = PARAMS[level.idx()];
@@ -56,19 +78,21 @@ impl Family for Lcm {
         };
         // 1000^5 < 2^64, so the fold cannot overflow.
         let answer = numbers.iter().fold(1u64, |acc, &x| acc / gcd(acc, x) * x);
-        let example = if answer == 60 { "84" } else { "60" };
+        // The lcm is a multiple of the largest number (>= 2), so the largest number
+        // plus one (read off the question) is never the answer.
+        let example = (numbers.iter().max().copied().unwrap_or(1) + 1).to_string();
         Generated {
-            question: format!(
-                "Find the least common multiple (LCM) of {}.\n{}",
-                join_and(&numbers),
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::of(format!(
+                "Find the least common multiple (LCM) of {}.",
+                join_and(&numbers)
+            )),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: answer.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("numbers", Value::from(numbers))],
-            ),
+            metadata: fields([("numbers", Value::from(numbers))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

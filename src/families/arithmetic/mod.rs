@@ -2,14 +2,19 @@
 
 mod base_conversion;
 mod basic_arithmetic;
+mod bitwise_arithmetic;
+mod calendar_arithmetic;
 mod chain_sum;
-pub(crate) mod common;
 mod count_primes;
+mod decimal_arithmetic;
 mod fraction_simplification;
 mod gcd;
 mod lcm;
+mod number_theory;
+mod polynomial_multiplication;
 mod power_function;
 mod prime_factorization;
+mod simple_equations;
 
 use super::Family;
 
@@ -23,4 +28,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &base_conversion::BaseConversion,
     &fraction_simplification::FractionSimplification,
     &power_function::PowerFunction,
+    &decimal_arithmetic::DecimalArithmetic,
+    &bitwise_arithmetic::BitwiseArithmetic,
+    &calendar_arithmetic::CalendarArithmetic,
+    &simple_equations::SimpleEquations,
+    &polynomial_multiplication::PolynomialMultiplication,
 ];

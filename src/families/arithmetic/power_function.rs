@@ -12,18 +12,18 @@
 //! Metadata: `base`, `exponent`, `modulus` (`null` for exact powers).
 //! Verifier: one integer (`parse::int`: whitespace, `+`, `1,000` tolerated).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, metadata, pow_mod};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::number_theory::pow_mod;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct PowerFunction;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Exact {
     base: (i64, i64),
@@ -79,6 +79,26 @@ const MODULAR: [Modular; 2] = [
     },
 ];
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[Piece::Text(
+            "{^modulus}Raise {base} to the power {exponent}. What is the exact result, written out in full as an integer?{/}{#modulus}Raise {base} to the power {exponent} and divide the result by {modulus}. What is the remainder (a number from 0 up to, but not including, {modulus})?{/}",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("base: {base}\nexponent: {exponent}{#modulus}\nmodulus: {modulus}{/}"),
+            Piece::Text(
+                "{^modulus}Compute the base raised to the exponent, exactly, as an integer written out in full.{/}{#modulus}Compute the base raised to the exponent, modulo the modulus: the remainder of that power divided by the modulus, between 0 and the modulus minus 1.{/}",
+            ),
+        ],
+    ),
+];
+
 impl Family for PowerFunction {
     fn name(&self) -> &'static str {
         "power_function"
@@ -90,7 +110,8 @@ impl Family for PowerFunction {
         "Compute an exact integer power or a modular power"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (the modulus, or 1 for exact powers).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let e = &EXACT[level.idx()];
@@ -148,22 +169,22 @@ impl Family for PowerFunction {
             );
             (b, e as u64, None, v, shown)
         };
-        let example = if value == 1024 { "243" } else { "1024" };
+        // A remainder is below the modulus, so the modulus is never the answer; an exact
+        // power of a base with |base| >= 2 and exponent >= 2 is never 1.
+        let example = modulus.map_or_else(|| "1".to_string(), |m| m.to_string());
         Generated {
-            question: format!(
-                "{shown}\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::of(shown),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: value.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("base", Value::from(base)),
-                    ("exponent", Value::from(exp)),
-                    ("modulus", Value::from(modulus)),
-                ],
-            ),
+            metadata: fields([
+                ("base", Value::from(base)),
+                ("exponent", Value::from(exp)),
+                ("modulus", Value::from(modulus)),
+            ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

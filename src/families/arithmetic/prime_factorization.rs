@@ -11,18 +11,18 @@
 //! accepts exactly the correct factorisation in any order or power notation, and
 //! rejects everything else (commas, words, a composite factor, `1`, a wrong product).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{cached_params, is_prime, md_u64, metadata, small_primes};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::number_theory::{is_prime, small_primes};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PrimeFactorization;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const MAX_N: [u64; 4] = [60, 1_000, 20_000, 1_000_000];
 
@@ -69,6 +69,26 @@ fn product_of_prime_factors(answer: &str) -> Option<u64> {
     }
     any.then_some(product)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Write {n} as a product of prime numbers, separated by ×, listing a prime again each time it divides (for example 12 = 2 × 2 × 3); powers such as 2^2 are accepted too.",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("n = {n}"),
+            Piece::Text(
+                "Factor n into primes. Join the prime factors with ×, repeating a prime as often as it occurs (12 gives 2 × 2 × 3); a power such as 2^2 is also accepted.",
+            ),
+        ],
+    ),
+];
 
 impl Family for PrimeFactorization {
     fn name(&self) -> &'static str {
@@ -125,22 +145,22 @@ impl Family for PrimeFactorization {
             "2 × 3 × 7"
         };
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "Find the prime factorization of {n}. Write it as a product of prime numbers \
                  separated by ×, listing repeated primes again (for example 12 = 2 × 2 × 3); \
-                 powers such as 2^2 are also accepted.\n{}",
-                answer_instruction("as a product of primes", example)
-            ),
+                 powers such as 2^2 are also accepted."
+            )),
+            format: AnswerFormat::with_example("as a product of primes", example),
             answer,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("n", Value::from(n)), ("factors", Value::from(factors))],
-            ),
+            metadata: fields([("n", Value::from(n)), ("factors", Value::from(factors))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (
-            md_u64(&instance.metadata, "n"),
+            Meta::of(instance).u64("n"),
             product_of_prime_factors(answer),
         ) {
             (Some(n), Some(p)) if n == p => 1.0,

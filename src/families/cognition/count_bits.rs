@@ -4,18 +4,17 @@
 //! 3: 1_024..=65_535 (≤ 16 bits) · 4: 2^16..=2^32-1 · 5: 2^32..=2^63-1.
 //! `n` is shown in decimal. Metadata: `n`. Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CountBits;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// Inclusive range of n per level.
 const RANGE: [(u64, u64); 5] = [
@@ -24,6 +23,23 @@ const RANGE: [(u64, u64); 5] = [
     (1_024, 65_535),
     (1 << 16, (1 << 32) - 1),
     (1 << 32, (1 << 63) - 1),
+];
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[Piece::Text(
+            "Write the decimal number {n} in binary. How many of its binary digits are 1?",
+        )],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "n = {n} (decimal)\nWhat is the population count of n, that is, the number of 1 bits in its binary representation?",
+        )],
+    ),
 ];
 
 impl Family for CountBits {
@@ -37,7 +53,8 @@ impl Family for CountBits {
         "Count the 1 bits in the binary representation of an integer"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (one more than the bit length of n).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi) = RANGE[level.idx()];
@@ -47,19 +64,21 @@ impl Family for CountBits {
         let (lo, hi) = RANGE[level.idx()];
         let n = rng.random_range(lo..=hi);
         let ones = n.count_ones();
-        let example = if ones == 5 { "3" } else { "5" };
+        // n has at most as many 1 bits as binary digits: one more than its bit length
+        // (a function of n, which the question shows) is never the answer.
+        let example = (u64::BITS - n.leading_zeros() + 1).to_string();
         Generated {
-            question: format!(
+            body: Body::of(format!(
                 "How many 1 bits are there in the binary representation of the decimal number \
-                 {n}?\n{}",
-                answer_instruction("as a single integer", example)
-            ),
+                 {n}?"
+            )),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: ones.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [("n", Value::from(n))],
-            ),
+            metadata: fields([("n", Value::from(n))]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -1,10 +1,11 @@
 //! Cognition and sequences: pattern induction and attention.
 
+mod arc_1d;
 mod count_bits;
+mod facts;
 mod needle_haystack;
 mod number_sequence;
 mod rectangle_count;
-mod words;
 
 use super::Family;
 
@@ -13,4 +14,5 @@ pub static FAMILIES: &[&dyn Family] = &[
     &needle_haystack::NeedleHaystack,
     &number_sequence::NumberSequence,
     &rectangle_count::RectangleCount,
+    &arc_1d::Arc1d,
 ];

@@ -11,24 +11,27 @@
 //! 5: 360, 60.
 //! Gold: the value as written in the text (a word, a city or a number).
 //! Verifier: compares after trimming, dropping one trailing `.`, collapsing whitespace,
-//! ignoring letter case (values are not case-sensitive) and dropping one leading
-//! article (`a`, `an`, `the`); numbers must match exactly.
+//! ignoring ASCII letter case (values are not case-sensitive; Unicode lookalikes are
+//! never folded) and dropping one leading article (`a`, `an`, `the`); numbers must
+//! match exactly as written (no `+`, no leading zeros: the answer is the value as
+//! stated in the notes). The format example (`marigold`, `1234`) is never a value of
+//! any attribute (a unit test checks the lists).
 //! Metadata: `facts` (`[name, attribute, value]` in order of appearance), `query`
 //! (`name`, `attribute`), `fillers` (how many filler sentences).
-
-use std::sync::OnceLock;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::words::{ATTRIBUTES, FILLERS, NAMES, Values};
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use super::facts::{ATTRIBUTES, FILLERS, Values};
+use crate::families::kit::lexicon::NAMES;
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NeedleHaystack;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 /// (facts, fillers) per level.
 const PARAMS: [(usize, usize); 5] = [(4, 0), (12, 2), (40, 8), (120, 20), (360, 60)];
@@ -39,7 +42,8 @@ const PARAGRAPH: usize = 6;
 fn normalise(s: &str) -> String {
     let t = s.trim();
     let t = t.strip_suffix('.').unwrap_or(t);
-    let t = parse::collapse_ws(t).to_lowercase();
+    // ASCII case only: Unicode lookalikes (U+212A KELVIN SIGN for `k`) do not fold.
+    let t = parse::collapse_ws(t).to_ascii_lowercase();
     for article in ["a ", "an ", "the "] {
         if let Some(rest) = t.strip_prefix(article) {
             return rest.to_string();
@@ -71,6 +75,23 @@ fn fill_into(out: &mut String, template: &str, name: &str, value: &str) {
         out.push_str(rest);
     }
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("{@2}"),
+            Piece::Text("The answer is stated in the notes below."),
+            Piece::Data("{@1}"),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Data("{@1.sentences|lines}"), Piece::Text("{@2}")],
+    ),
+];
 
 impl Family for NeedleHaystack {
     fn name(&self) -> &'static str {
@@ -153,22 +174,25 @@ impl Family for NeedleHaystack {
             .map(|(ni, ai, v)| json!([NAMES[ni], ATTRIBUTES[ai].key, v]))
             .collect();
         Generated {
-            question: format!(
-                "Read the following notes.\n\n{text}\n\nQuestion: {} Answer with {what} exactly as \
-                 it is stated in the notes.\n{}",
-                attr.question.replace("{N}", NAMES[qn]),
-                answer_instruction("as a single value", example)
-            ),
+            body: Body::new()
+                .text("Read the following notes.")
+                .data(text)
+                .text(format!(
+                    "Question: {} Answer with {what} exactly as it is stated in the notes.",
+                    attr.question.replace("{N}", NAMES[qn]),
+                )),
+            // Neither `marigold` nor `1234` is ever a value (a unit test checks).
+            format: AnswerFormat::with_example("as a single value", example),
             answer: gold,
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("facts", Value::from(facts_json)),
-                    ("fillers", Value::from(n_fillers)),
-                    ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
-                ],
-            ),
+            metadata: fields([
+                ("facts", Value::from(facts_json)),
+                ("fillers", Value::from(n_fillers)),
+                ("query", json!({"name": NAMES[qn], "attribute": attr.key})),
+            ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let a = normalise(answer);
@@ -183,6 +207,16 @@ impl Family for NeedleHaystack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_format_examples_are_never_a_value() {
+        for a in ATTRIBUTES {
+            match a.values {
+                Values::Words(w) => assert!(!w.iter().any(|v| normalise(v) == "marigold")),
+                Values::Number(lo, hi) => assert!(!(lo..=hi).contains(&1234)),
+            }
+        }
+    }
 
     #[test]
     fn word_lists_are_sound() {

@@ -31,18 +31,17 @@
 //! Metadata: `terms` (the shown terms), `rule` (a description), `order_bound` (U).
 //! Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct NumberSequence;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 const LIMIT: i64 = 1_000_000_000_000;
 const MIN_SHOWN: [usize; 5] = [5, 6, 7, 8, 9];
@@ -377,6 +376,27 @@ fn draw(rng: &mut ChaCha20Rng, level: usize) -> Rule {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Here are the first {terms|len} terms of an integer sequence:"),
+            Piece::Data("{terms|lines}"),
+            Piece::Text(
+                "It follows a simple rule (constant differences or ratios, polynomial terms, each term computed from the previous ones, alternating operations, or a sum or interleaving of such patterns), and the terms given determine the next one. What comes next?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Sequence: {terms|json}\nFind the next term. The rule is simple (constant differences or ratios, polynomial terms, terms computed from earlier terms, alternating operations, or sums or interleavings of these), and the terms shown are enough to fix the next one.",
+        )],
+    ),
+];
+
 impl Family for NumberSequence {
     fn name(&self) -> &'static str {
         "number_sequence"
@@ -388,7 +408,8 @@ impl Family for NumberSequence {
         "Continue an integer sequence built from composed rules (answer provably unique)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (no integer is ruled out by the question alone).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let pieces: &[&str] = match level.idx() {
@@ -432,27 +453,27 @@ impl Family for NumberSequence {
         };
         let next = terms[shown];
         let list: Vec<String> = terms[..shown].iter().map(i64::to_string).collect();
-        let example = if next == 42 { "-5" } else { "42" };
         Generated {
-            question: format!(
-                "What is the next term of this integer sequence?\n\n{}, ?\n\nThe sequence \
-                 follows a simple rule: constant differences or ratios, polynomial terms, \
-                 each term computed from the previous ones, alternating operations, or a sum \
-                 or interleaving of such patterns. The terms shown are enough to determine \
-                 the next one.\n{}",
-                list.join(", "),
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::new()
+                .text("What is the next term of this integer sequence?")
+                .data(format!("{}, ?", list.join(", ")))
+                .text(
+                    "The sequence follows a simple rule: constant differences or ratios, \
+                     polynomial terms, each term computed from the previous ones, alternating \
+                     operations, or a sum or interleaving of such patterns. The terms shown are \
+                     enough to determine the next one.",
+                ),
+            format: AnswerFormat::new("as a single integer"),
             answer: next.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
-                    ("terms", Value::from(&terms[..shown])),
-                    ("rule", Value::from(rule.describe())),
-                    ("order_bound", Value::from(rule.order_bound())),
-                ],
-            ),
+            metadata: fields([
+                ("terms", Value::from(&terms[..shown])),
+                ("rule", Value::from(rule.describe())),
+                ("order_bound", Value::from(rule.order_bound())),
+            ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

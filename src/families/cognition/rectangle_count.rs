@@ -15,18 +15,17 @@
 //! Metadata: `grid` (rows as strings), `rectangles` and `broken` (each
 //! `[top, left, bottom, right]`, inclusive). Verifier: one integer (`parse::int`).
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use crate::families::arithmetic::common::{cached_params, metadata};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct RectangleCount;
-
-static PARAMS_JSON: OnceLock<[Value; 5]> = OnceLock::new();
 
 struct Params {
     w: usize,
@@ -123,6 +122,29 @@ impl Canvas {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{grid|lines}"),
+            Piece::Text(
+                "The picture above ({grid|cols} columns, {grid|len} rows) is made of rectangle outlines: '+' at the corners, '-' on horizontal sides, '|' on vertical sides, and '.' for empty space. Outlines never touch or cross, though one rectangle can be drawn inside another.{#params.broken_max} An outline with a gap (a missing edge cell) is not a complete rectangle and is not counted.{/} How many complete rectangles are there?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Count the complete rectangles in this ASCII drawing. Corners are '+', horizontal edges '-', vertical edges '|', and '.' is blank; no two outlines touch or cross, but rectangles may be nested.{#params.broken_max} A shape whose outline is missing an edge cell does not count.{/}",
+            ),
+            Piece::Data("{grid|labeled}"),
+        ],
+    ),
+];
+
 impl Family for RectangleCount {
     fn name(&self) -> &'static str {
         "rectangle_count"
@@ -134,7 +156,8 @@ impl Family for RectangleCount {
         "Count the complete rectangles drawn in an ASCII grid"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example no longer depends on the gold answer (one more than the outlines drawn).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let p = &PARAMS[level.idx()];
@@ -205,28 +228,33 @@ impl Family for RectangleCount {
         } else {
             ""
         };
-        let example = if count == 4 { "2" } else { "4" };
+        // Every drawn outline, complete or broken, has four `+` corners, so one more
+        // than a quarter of the `+` signs in the grid is never the answer.
+        let corners = c.cells.iter().filter(|&&b| b == b'+').count();
+        let example = (corners / 4 + 1).to_string();
         Generated {
-            question: format!(
-                "The grid below ({} columns × {} rows) shows rectangle outlines drawn with '+' \
-                 at the corners, '-' along horizontal sides and '|' along vertical sides; '.' is \
-                 empty space. Outlines never touch or cross each other, but one rectangle may be \
-                 drawn inside another.{broken_note} How many complete rectangles are drawn?\n\n{}\n\n{}",
-                p.w,
-                p.h,
-                grid.join("\n"),
-                answer_instruction("as a single integer", example)
-            ),
+            body: Body::new()
+                .text(format!(
+                    "The grid below ({} columns × {} rows) shows rectangle outlines drawn with '+' \
+                     at the corners, '-' along horizontal sides and '|' along vertical sides; '.' is \
+                     empty space. Outlines never touch or cross each other, but one rectangle may be \
+                     drawn inside another.{broken_note} How many complete rectangles are drawn?",
+                    p.w,
+                    p.h,
+                ))
+                .data(grid.join("\n")),
+            format: AnswerFormat::with_example("as a single integer", example),
             answer: count.to_string(),
-            metadata: metadata(
-                cached_params(&PARAMS_JSON, self, level),
-                [
+            metadata: fields([
                     ("grid", Value::from(grid)),
                     ("rectangles", Value::from(rects)),
                     ("broken", Value::from(broken)),
                 ],
             ),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

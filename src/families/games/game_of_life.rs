@@ -18,10 +18,14 @@
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cells, meta_matrix, meta_usize, render};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{cells, grid};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct GameOfLife;
 
@@ -66,6 +70,35 @@ fn rows_of(flat: &[u8], cols: usize) -> Vec<&[u8]> {
     flat.chunks(cols).collect()
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "This {rows}x{cols} board (1 = alive, 0 = dead) follows the rules of Conway's Game of Life on a torus: the edges wrap around, so the top row neighbours the bottom row and the leftmost column neighbours the rightmost one, and every cell has exactly 8 neighbours (including diagonals). All cells update together at each step: a live cell with 2 or 3 live neighbours survives and any other live cell dies; a dead cell with exactly 3 live neighbours comes alive and any other dead cell stays dead.",
+            ),
+            Piece::Text(
+                "Number of steps: {steps}\nWrite the whole board after that many steps: {rows} lines, top to bottom, each with {cols} cells (0 or 1) separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Game of Life rules: at every step all cells change at the same time. A live cell stays alive if exactly 2 or 3 of its 8 neighbours (horizontal, vertical and diagonal) are alive, otherwise it dies; a dead cell becomes alive if exactly 3 of its neighbours are alive, otherwise it stays dead. The board wraps around like a torus: the row above the top row is the bottom row and the column left of the first column is the last column.",
+            ),
+            Piece::Data("{grid|json}"),
+            Piece::Text(
+                "The board above is given as JSON, one list per row (1 = live, 0 = dead). Apply the rules {steps} time(s) and write the resulting board: {rows} lines (one per row, top to bottom), each with {cols} cells written 0 or 1 and separated by single spaces.",
+            ),
+        ],
+    ),
+];
+
 impl Family for GameOfLife {
     fn name(&self) -> &'static str {
         "game_of_life"
@@ -95,38 +128,55 @@ impl Family for GameOfLife {
                 break end;
             }
         };
-        let grid_text = render(rows_of(&start, cols));
+        let grid_text = grid(rows_of(&start, cols));
         let plural = if steps == 1 { "step" } else { "steps" };
-        let question = format!(
-            "Conway's Game of Life is played on the {rows}x{cols} grid below (1 = live cell, 0 = dead cell). \
+        let body = Body::new()
+            .text(format!(
+                "Conway's Game of Life is played on the {rows}x{cols} grid below (1 = live cell, 0 = dead cell). \
 The grid wraps around at its edges, like a torus: the row above the top row is the bottom row and the \
 column to the left of the first column is the last column, so every cell has exactly 8 neighbours \
 (horizontal, vertical and diagonal). At each step all cells update at the same time: a live cell with 2 or \
 3 live neighbours stays alive, any other live cell dies; a dead cell with exactly 3 live neighbours becomes \
-alive, any other dead cell stays dead.\n\n{grid_text}\n\nWhat is the grid after {steps} {plural}? Write the whole \
-grid: {rows} lines (one per row, top to bottom), each with {cols} cells written 0 or 1 and separated by single spaces.\n{}",
-            answer_instruction("as the whole grid", "0 1 0\n1 0 0")
-        );
+alive, any other dead cell stays dead."
+            ))
+            .data(grid_text)
+            .text(format!(
+                "What is the grid after {steps} {plural}? Write the whole grid: {rows} lines (one per row, top \
+to bottom), each with {cols} cells written 0 or 1 and separated by single spaces."
+            ));
+        // Two rows of three cells: no board has that size.
+        let format = AnswerFormat::with_example("as the whole grid", "0 1 0\n1 0 0");
         Generated {
-            question,
-            answer: render(rows_of(&end, cols)),
-            metadata: json!({
-                "params": self.level_params(level),
-                "rows": rows,
-                "cols": cols,
-                "steps": steps,
-                "wrap": "torus",
-                "grid": rows_of(&start, cols),
-            }),
+            body,
+            format,
+            answer: grid(rows_of(&end, cols)),
+            metadata: fields([
+                ("rows", Value::from(rows)),
+                ("cols", Value::from(cols)),
+                ("steps", Value::from(steps)),
+                ("wrap", Value::from("torus")),
+                (
+                    "grid",
+                    Value::from(
+                        rows_of(&start, cols)
+                            .into_iter()
+                            .map(Value::from)
+                            .collect::<Vec<_>>(),
+                    ),
+                ),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let m = &instance.metadata;
+        let m = Meta::of(instance);
         let (Some(rows), Some(cols), Some(steps), Some(grid)) = (
-            meta_usize(m, "rows", 64),
-            meta_usize(m, "cols", 64),
-            meta_usize(m, "steps", 1000),
-            meta_matrix(m, "grid", 1),
+            m.usize("rows", 64),
+            m.usize("cols", 64),
+            m.usize("steps", 1000),
+            m.digit_grid("grid", 1),
         ) else {
             return 0.0;
         };

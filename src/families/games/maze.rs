@@ -18,9 +18,13 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::fields;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct Maze;
 
@@ -64,6 +68,32 @@ fn bfs(open: &[bool], rows: usize, cols: usize, s: usize) -> Vec<u32> {
     dist
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "Maze legend: # wall, . open cell, S start, G goal (S and G are open cells). You can step to the neighbouring cell above, below, left or right (no diagonal steps) if it is open, and you can never leave the grid. What is the smallest number of steps that takes you from S to G?",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "A {rows}x{cols} maze is shown as a table (# = wall, . = open, S = start, G = goal; S and G are open):",
+            ),
+            Piece::Data("{grid|table}"),
+            Piece::Text(
+                "Each step moves to an adjacent open cell up, down, left or right, never diagonally and never off the grid. How many steps does the shortest route from S to G take?",
+            ),
+        ],
+    ),
+];
+
 impl Family for Maze {
     fn name(&self) -> &'static str {
         "maze"
@@ -75,7 +105,8 @@ impl Family for Maze {
         "Minimum number of steps from start to goal in a grid maze"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is the number of open cells (never the answer), not a value chosen by looking at the gold.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (rows, cols, p, min) = PARAMS[level.idx()];
@@ -125,25 +156,32 @@ impl Family for Maze {
                     .collect()
             })
             .collect();
-        let question = format!(
-            "In the maze below, # is a wall, . is an open cell, S is the start and G is the goal (both open). \
+        // A shortest route visits distinct open cells, so it has fewer steps than there
+        // are open cells: their number (read off the grid) is never the answer.
+        let open_cells = open.iter().filter(|&&o| o).count();
+        let body = Body::new()
+            .text(
+                "In the maze below, # is a wall, . is an open cell, S is the start and G is the goal (both open). \
 A step moves to the next cell up, down, left or right (not diagonally), only onto open cells and never off the \
-grid. What is the minimum number of steps needed to go from S to G?\n\n{}\n\n{}",
-            grid.join("\n"),
-            answer_instruction("as a single integer", if d == 7 { "9" } else { "7" })
-        );
+grid. What is the minimum number of steps needed to go from S to G?",
+            )
+            .data(grid.join("\n"));
+        let format = AnswerFormat::with_example("as a single integer", open_cells.to_string());
         Generated {
-            question,
+            body,
+            format,
             answer: d.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
-                "rows": rows,
-                "cols": cols,
-                "grid": grid,
-                "start": [s / cols, s % cols],
-                "goal": [g / cols, g % cols],
-            }),
+            metadata: fields([
+                ("rows", Value::from(rows)),
+                ("cols", Value::from(cols)),
+                ("grid", Value::from(grid)),
+                ("start", Value::from(vec![s / cols, s % cols])),
+                ("goal", Value::from(vec![g / cols, g % cols])),
+            ]),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (parse::int(answer), parse::int(&instance.answer)) {

@@ -14,10 +14,14 @@
 
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cells, meta_matrix, render};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{cells, grid};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct MiniSudoku;
 
@@ -79,7 +83,7 @@ fn fill(g: &mut [u8; 16], rng: &mut ChaCha20Rng) -> bool {
 }
 
 fn show(g: &[u8; 16]) -> String {
-    render(g.chunks(4).map(|r| {
+    grid(g.chunks(4).map(|r| {
         r.iter().map(|&d| {
             if d == 0 {
                 "_".to_string()
@@ -89,6 +93,30 @@ fn show(g: &[u8; 16]) -> String {
         })
     }))
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Complete this 4x4 sudoku, in which 0 marks an empty cell:"),
+            Piece::Data("{puzzle|grid}"),
+            Piece::Text(
+                "Every row, every column and each of the four 2x2 boxes (top-left, top-right, bottom-left, bottom-right) must contain each of the digits 1 to 4 exactly once, and the given digits stay as they are; the solution is unique. Write the solved grid as 4 lines (top to bottom) of 4 digits separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{puzzle|json}"),
+            Piece::Text(
+                "The JSON above is a 4x4 sudoku, row by row, with 0 for each blank cell. Fill the blanks with digits 1 to 4 so that each row, each column and each 2x2 box (the four corner quadrants) holds 1, 2, 3 and 4 once each; there is exactly one solution. Write the completed grid as 4 lines, one per row from the top, with the 4 digits separated by single spaces.",
+            ),
+        ],
+    ),
+];
 
 impl Family for MiniSudoku {
     fn name(&self) -> &'static str {
@@ -101,7 +129,8 @@ impl Family for MiniSudoku {
         "Complete a 4x4 sudoku with a unique solution"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example has two rows (it was a full grid chosen by looking at the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         json!({"size": 4, "box": "2x2", "blanks": BLANKS[level.idx()]})
@@ -130,29 +159,36 @@ impl Family for MiniSudoku {
                 break (sol, puz);
             }
         };
-        let a = "1 2 3 4\n3 4 1 2\n2 1 4 3\n4 3 2 1";
-        let b = "2 1 4 3\n4 3 2 1\n1 2 3 4\n3 4 1 2";
         let gold = show(&solution);
-        let example = if gold == a { b } else { a };
-        let question = format!(
-            "Solve this 4x4 sudoku. Fill every blank cell (_) with a digit from 1 to 4 so that each row, each \
+        // Two rows only: shows the row format and can never be a completed grid.
+        let example = "1 2 3 4\n3 4 1 2";
+        let body = Body::new()
+            .text(
+                "Solve this 4x4 sudoku. Fill every blank cell (_) with a digit from 1 to 4 so that each row, each \
 column and each of the four 2x2 boxes (top-left, top-right, bottom-left, bottom-right) contains each of the \
-digits 1, 2, 3 and 4 exactly once. The puzzle has exactly one solution.\n\n{}\n\nWrite the completed grid: 4 \
-lines (one per row, top to bottom), each with 4 digits separated by single spaces.\n{}",
-            show(&puzzle),
-            answer_instruction("as the completed grid", example)
-        );
+digits 1, 2, 3 and 4 exactly once. The puzzle has exactly one solution.",
+            )
+            .data(show(&puzzle))
+            .text(
+                "Write the completed grid: 4 lines (one per row, top to bottom), each with 4 digits separated by \
+single spaces.",
+            );
+        let format = AnswerFormat::with_example("as the completed grid", example);
         Generated {
-            question,
+            body,
+            format,
             answer: gold,
-            metadata: json!({
-                "params": self.level_params(level),
-                "puzzle": puzzle.chunks(4).collect::<Vec<_>>(),
-            }),
+            metadata: fields([(
+                "puzzle",
+                Value::from(puzzle.chunks(4).map(Value::from).collect::<Vec<_>>()),
+            )]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(puzzle) = meta_matrix(&instance.metadata, "puzzle", 4) else {
+        let Some(puzzle) = Meta::of(instance).digit_grid("puzzle", 4) else {
             return 0.0;
         };
         if puzzle.len() != 4 || puzzle[0].len() != 4 {

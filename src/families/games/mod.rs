@@ -1,12 +1,16 @@
 //! Games and puzzles solved by search or simulation.
 
-mod common;
 mod game_of_life;
+mod jugs;
+mod ladder_words;
 mod maze;
 mod mini_sudoku;
 mod n_queens;
 mod puzzle24;
+mod sokoban;
+mod sudoku;
 mod tower_of_hanoi;
+mod word_ladder;
 
 use super::Family;
 
@@ -17,4 +21,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &n_queens::NQueens,
     &puzzle24::Puzzle24,
     &tower_of_hanoi::TowerOfHanoi,
+    &word_ladder::WordLadder,
+    &jugs::Jugs,
+    &sudoku::Sudoku,
+    &sokoban::Sokoban,
 ];

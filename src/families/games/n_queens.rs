@@ -14,10 +14,14 @@
 
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{cells, meta_usize, render};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::{cells, grid};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct NQueens;
 
@@ -79,18 +83,30 @@ fn board_rows(n: usize, queens: impl Fn(usize, usize) -> bool) -> Vec<Vec<&'stat
         .collect()
 }
 
-/// Parse the `placed` list of a (possibly corrupted) instance.
-fn placed(meta: &serde_json::Value, n: usize) -> Option<Vec<(usize, usize)>> {
-    meta.get("placed")?
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let p = p.as_array()?;
-            let (r, c) = (p.first()?.as_u64()? as usize, p.get(1)?.as_u64()? as usize);
-            (p.len() == 2 && r < n && c < n).then_some((r, c))
-        })
-        .collect()
-}
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{board|compact}"),
+            Piece::Text(
+                "The {n}x{n} board above holds {placed|len} queens (Q); _ is an empty square. Add queens until there are exactly {n} queens on the board, keeping the ones already placed, so that no two queens share a row, a column or a diagonal. Write the final board: {n} lines (top row first), each with {n} cells written Q or _ and separated by single spaces.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Chessboard: {n}x{n}.\nQueens already placed, as (row, column) counted from 0 at the top-left square: {#placed|, }({.0}, {.1}){/}.",
+            ),
+            Piece::Text(
+                "Place queens so that the board holds {n} queens in total, including those already placed, and no queen attacks another (no two in the same row, column or diagonal). Write the full board as {n} lines from top to bottom, each with {n} cells, Q for a queen and _ for an empty square, separated by single spaces.",
+            ),
+        ],
+    ),
+];
 
 impl Family for NQueens {
     fn name(&self) -> &'static str {
@@ -118,33 +134,47 @@ impl Family for NQueens {
         given.sort_unstable();
         let keep = |r: usize, c: usize| sol[r] == c && given.contains(&r);
         let board = board_rows(n, keep);
-        let board_text = render(board.iter().map(|r| r.iter()));
-        let question = format!(
-            "Place queens on the {n}x{n} chessboard below so that there are exactly {n} queens and no two queens \
+        let board_text = grid(board.iter().map(|r| r.iter()));
+        let body = Body::new()
+            .text(format!(
+                "Place queens on the {n}x{n} chessboard below so that there are exactly {n} queens and no two queens \
 attack each other: no two in the same row, the same column or the same diagonal. {given_n} queens are already \
-placed (Q); empty squares are _. Keep the queens that are already on the board and add {add} more.\n\n\
-{board_text}\n\nWrite the completed board: {n} lines (one per row, top to bottom), each with {n} cells written Q \
-or _ and separated by single spaces.\n{}",
-            answer_instruction("as the completed board", "_ Q\nQ _"),
-            given_n = n - add,
-        );
+placed (Q); empty squares are _. Keep the queens that are already on the board and add {add} more.",
+                given_n = n - add,
+            ))
+            .data(board_text)
+            .text(format!(
+                "Write the completed board: {n} lines (one per row, top to bottom), each with {n} cells written Q \
+or _ and separated by single spaces."
+            ));
+        // A 2x2 board: no instance is that small.
+        let format = AnswerFormat::with_example("as the completed board", "_ Q\nQ _");
         Generated {
-            question,
-            answer: render(board_rows(n, |r, c| sol[r] == c)),
-            metadata: json!({
-                "params": self.level_params(level),
-                "n": n,
-                "placed": given.iter().map(|&r| [r, sol[r]]).collect::<Vec<_>>(),
-                "board": board.iter().map(|r| r.concat()).collect::<Vec<_>>(),
-            }),
+            body,
+            format,
+            answer: grid(board_rows(n, |r, c| sol[r] == c)),
+            metadata: fields([
+                ("n", Value::from(n)),
+                (
+                    "placed",
+                    pairs_value(&given.iter().map(|&r| (r, sol[r])).collect::<Vec<_>>()),
+                ),
+                (
+                    "board",
+                    Value::from(board.iter().map(|r| r.concat()).collect::<Vec<_>>()),
+                ),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let m = &instance.metadata;
-        let Some(n) = meta_usize(m, "n", 40).filter(|&n| n > 0) else {
+        let m = Meta::of(instance);
+        let Some(n) = m.usize("n", 40).filter(|&n| n > 0) else {
             return 0.0;
         };
-        let (Some(given), Some(grid)) = (placed(m, n), cells(answer, n, n)) else {
+        let (Some(given), Some(grid)) = (m.pairs("placed", n), cells(answer, n, n)) else {
             return 0.0;
         };
         let mut queens = Vec::with_capacity(n);

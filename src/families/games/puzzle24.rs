@@ -12,17 +12,22 @@
 //!
 //! Gold: one such expression. Verifier: parses the expression (numbers, `+ - * /`,
 //! also `×`, `÷`, `−`; parentheses; whitespace ignored; no unary minus, no
-//! concatenation, no `=`), checks that the multiset of numbers written equals the
-//! given numbers, and evaluates it exactly with rationals (division by zero or
+//! concatenation, no `=`; a number may carry leading zeros, `06` is 6 — no given
+//! number is 0, so that never joins two numbers), checks that the multiset of numbers
+//! written equals the given numbers, and evaluates it exactly with rationals (division by zero or
 //! overflow scores 0). Any correct expression scores 1. Metadata: `params`, `numbers`,
 //! `target`.
 
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Puzzle24;
 
@@ -332,6 +337,26 @@ fn example(n: usize) -> String {
     s
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("target: {target}\nnumbers: {numbers|comma}"),
+            Piece::Text(
+                "Build an arithmetic expression that uses every one of these numbers exactly once (and no other numbers), with +, -, *, / and parentheses, and whose value is exactly the target. Digits may not be joined into larger numbers, and a minus sign may not be put in front of a number on its own; intermediate results may be fractions. Write only the expression, without \"= {target}\".",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Make {target} from the numbers {numbers|and}: use each of them exactly once, combined with +, -, *, / and parentheses only. No other numbers may appear, digits cannot be joined into larger numbers, and a number cannot be negated by a lone minus sign; fractions along the way are fine. Answer with the expression alone (no \"= {target}\").",
+        )],
+    ),
+];
+
 impl Family for Puzzle24 {
     fn name(&self) -> &'static str {
         "puzzle24"
@@ -374,38 +399,32 @@ impl Family for Puzzle24 {
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        let question = format!(
+        let body = Body::of(format!(
             "Using each of the numbers {list} exactly once, and only the operations +, -, *, / and parentheses, \
 write an expression whose value is exactly {target}. Every given number must appear exactly once and no other \
 numbers may appear; digits cannot be joined into larger numbers and a minus sign cannot be put in front of a \
-number on its own. Intermediate results may be fractions. Write only the expression, without \"= {target}\".\n{}",
-            answer_instruction("as the expression", &example(count))
-        );
+number on its own. Intermediate results may be fractions. Write only the expression, without \"= {target}\"."
+        ));
+        let format = AnswerFormat::with_example("as the expression", example(count));
         Generated {
-            question,
+            body,
+            format,
             answer: strip_outer(expr),
-            metadata: json!({
-                "params": self.level_params(level),
-                "numbers": nums,
-                "target": target,
-            }),
+            metadata: fields([
+                ("numbers", Value::from(nums)),
+                ("target", Value::from(target)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let m = &instance.metadata;
-        let Some(target) = m.get("target").and_then(|t| t.as_i64()) else {
+        let m = Meta::of(instance);
+        let (Some(target), Some(nums)) = (m.i64("target"), m.i64s("numbers")) else {
             return 0.0;
         };
-        let Some(nums) = m.get("numbers").and_then(|n| n.as_array()) else {
-            return 0.0;
-        };
-        let Some(mut want) = nums
-            .iter()
-            .map(|x| x.as_i64().map(i128::from))
-            .collect::<Option<Vec<_>>>()
-        else {
-            return 0.0;
-        };
+        let mut want: Vec<i128> = nums.into_iter().map(i128::from).collect();
         let Some((v, mut used)) = evaluate(answer) else {
             return 0.0;
         };

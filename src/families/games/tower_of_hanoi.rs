@@ -17,10 +17,13 @@
 use rand::Rng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::meta_usize;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct TowerOfHanoi;
 
@@ -54,12 +57,34 @@ fn parse_moves(answer: &str, max_moves: usize) -> Option<Vec<(char, char)>> {
         .collect()
 }
 
-fn peg_letter(meta: &serde_json::Value, key: &str) -> Option<char> {
-    let s = meta.get(key)?.as_str()?;
+/// A peg name: one upper-case ASCII letter.
+fn peg_letter(s: &str) -> Option<char> {
     let mut it = s.chars();
     let c = it.next()?;
     (it.next().is_none() && c.is_ascii_uppercase()).then_some(c)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data(
+                "pegs: {pegs|comma}\ndisks: {disks} (disk 1 is the smallest, disk {disks} the largest)\nstart: all disks on peg {source}, largest at the bottom; the other pegs are empty\ngoal: all disks on peg {target}",
+            ),
+            Piece::Text(
+                "Solve this Tower of Hanoi: move one top disk at a time from one peg to another, never putting a disk on a smaller one. Give the shortest solution, exactly {params.minimal_moves} moves (any longer sequence is wrong), with each move written FROM->TO using the peg letters, in order and separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "Move a stack of {disks} disks (numbered 1, the smallest, to {disks}, the largest, with the largest at the bottom) from peg {source} to peg {target}; the three pegs are {pegs|and}, and the other two start empty. Only the top disk of a peg can be moved, and no disk may ever sit on a smaller disk. List the moves of the shortest solution ({params.minimal_moves} moves; a longer sequence is wrong) in order, each as FROM->TO with peg letters, separated by commas.",
+        )],
+    ),
+];
 
 impl Family for TowerOfHanoi {
     fn name(&self) -> &'static str {
@@ -95,58 +120,51 @@ impl Family for TowerOfHanoi {
             .map(|(a, b)| format!("{a}->{b}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let question = format!(
+        let body = Body::of(format!(
             "Tower of Hanoi: there are three pegs named {}, {} and {}. Peg {source} holds {n} disks of different \
 sizes, numbered 1 (smallest) to {n} (largest), stacked with the largest at the bottom; the other pegs are empty. \
 Move the whole stack to peg {target}. A move takes the top disk of one peg and puts it on another peg; a disk \
 may never be placed on a smaller disk. Give the shortest solution: it has exactly {min} moves (2^{n} - 1), and \
-any longer sequence is wrong. Write each move as FROM->TO using the peg letters, in order, separated by commas.\n{}",
-            pegs[0],
-            pegs[1],
-            pegs[2],
-            answer_instruction(
-                "as the list of moves",
-                &format!("{source}->{via}, {via}->{target}")
-            ),
+any longer sequence is wrong. Write each move as FROM->TO using the peg letters, in order, separated by commas.",
+            pegs[0], pegs[1], pegs[2],
+        ));
+        // Two moves; the shortest solution has at least three.
+        let format = AnswerFormat::with_example(
+            "as the list of moves",
+            format!("{source}->{via}, {via}->{target}"),
         );
         Generated {
-            question,
+            body,
+            format,
             answer,
-            metadata: json!({
-                "params": self.level_params(level),
-                "disks": n,
-                "pegs": pegs.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-                "source": source.to_string(),
-                "target": target.to_string(),
-            }),
+            metadata: fields([
+                ("disks", Value::from(n)),
+                (
+                    "pegs",
+                    Value::from(pegs.iter().map(|c| c.to_string()).collect::<Vec<_>>()),
+                ),
+                ("source", Value::from(source.to_string())),
+                ("target", Value::from(target.to_string())),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let m = &instance.metadata;
+        let m = Meta::of(instance);
         let (Some(n), Some(source), Some(target)) = (
-            meta_usize(m, "disks", 20),
-            peg_letter(m, "source"),
-            peg_letter(m, "target"),
+            m.usize("disks", 20),
+            m.str("source").and_then(peg_letter),
+            m.str("target").and_then(peg_letter),
         ) else {
             return 0.0;
         };
-        let Some(pegs) = m
-            .get("pegs")
-            .and_then(|p| p.as_array())
+        let Some(names) = m
+            .strs("pegs")
             .filter(|p| p.len() == 3)
+            .and_then(|p| p.into_iter().map(peg_letter).collect::<Option<Vec<char>>>())
         else {
-            return 0.0;
-        };
-        let names: Option<Vec<char>> = pegs
-            .iter()
-            .map(|p| {
-                let s = p.as_str()?;
-                let mut it = s.chars();
-                let c = it.next()?;
-                (it.next().is_none() && c.is_ascii_uppercase()).then_some(c)
-            })
-            .collect();
-        let Some(names) = names else {
             return 0.0;
         };
         if n == 0 || !names.contains(&source) || !names.contains(&target) || source == target {

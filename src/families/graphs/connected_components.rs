@@ -14,19 +14,18 @@
 //! The format example in the question is one more than the largest possible answer,
 //! so it is never the gold and says nothing about it.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{count_example, edges_text, meta_edges, meta_n};
-use crate::families::algorithmic::common::cached_params;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::edges as edges_text;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ConnectedComponents;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min n, max n, min groups, max groups, extra edges per vertex) per level.
 const PARAMS: [(usize, usize, usize, usize, f64); 5] = [
@@ -58,6 +57,33 @@ fn components(n: usize, edges: &[(usize, usize)]) -> usize {
     }
     count
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Count the connected components of an undirected graph with {n} vertices, numbered from 0. A vertex that lies on no edge forms a component by itself.",
+            ),
+            Piece::Data(
+                "Edges:\n{#edges|\n}{.0} -- {.1}{/}{^edges}(none){/}\nVertices on no edge: {^isolated}none{/}{isolated|comma}",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data(
+                "vertices: {n} (numbered from 0)\nedge list: {edges|json}\nisolated vertices: {isolated|json}",
+            ),
+            Piece::Text(
+                "How many connected components does this undirected graph have? An isolated vertex counts as a component of its own.",
+            ),
+        ],
+    ),
+];
 
 impl Family for ConnectedComponents {
     fn name(&self) -> &'static str {
@@ -133,27 +159,38 @@ impl Family for ConnectedComponents {
             isolated.join(", ")
         };
         Generated {
-            question: format!(
-                "An undirected graph has the vertices 0 to {}.\nEdges: {edge_line}\n\
-                 Isolated vertices (in no edge): {iso_line}\n\nHow many connected components \
-                 does the graph have? An isolated vertex is a component by itself.\n{}",
-                n - 1,
-                answer_instruction("as a single integer", &count_example(n))
-            ),
+            body: Body::new()
+                .text(format!(
+                    "An undirected graph has the vertices 0 to {}.\nEdges: {edge_line}\n\
+                     Isolated vertices (in no edge): {iso_line}",
+                    n - 1
+                ))
+                .text(
+                    "How many connected components does the graph have? An isolated vertex is \
+                     a component by itself.",
+                ),
+            // At most one component per vertex.
+            format: AnswerFormat::with_example("as a single integer", (n + 1).to_string()),
             answer: gold.to_string(),
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "n": n,
-                "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(),
-                "isolated": (0..n).filter(|&v| !touched[v]).collect::<Vec<_>>(),
-            }),
+            metadata: fields([
+                ("n", Value::from(n)),
+                ("edges", pairs_value(&edges)),
+                (
+                    "isolated",
+                    Value::from((0..n).filter(|&v| !touched[v]).collect::<Vec<_>>()),
+                ),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(n) = meta_n(instance) else {
+        let m = Meta::of(instance);
+        let Some(n) = m.usize("n", LIST_LIMIT) else {
             return 0.0;
         };
-        let Some(edges) = meta_edges(instance, "edges", n) else {
+        let Some(edges) = m.pairs("edges", n) else {
             return 0.0;
         };
         match parse::int(answer) {

@@ -22,20 +22,18 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{meta_edges, meta_n};
-use crate::families::algorithmic::common::cached_params;
-use crate::families::algorithmic::common::distinct_indices;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::distinct_indices;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CourseSchedule;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min n, max n, min prereqs per course, max prereqs per course, min cycle, max cycle,
 /// p infeasible) per level.
@@ -69,6 +67,29 @@ fn kahn(n: usize, prereqs: &[(usize, usize)]) -> Option<Vec<usize>> {
     }
     (order.len() == n).then_some(order)
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "{n} courses are numbered from 0. Each line below, written as A <- B, means that course B has to be completed before course A can be taken:",
+            ),
+            Piece::Data("{#prerequisites|\n}{.0} <- {.1}{/}{^prerequisites}(no prerequisites){/}"),
+            Piece::Text(
+                "Find an order in which to take all {n} courses, each exactly once, so that every course comes after all of its prerequisites; write it as course numbers separated by commas. If there is no such order, answer impossible.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[Piece::Text(
+            "There are {n} courses, numbered from 0. The prerequisites, as [course, required course] pairs: {prerequisites|json}.\nList all the courses, each exactly once and separated by commas, in an order that puts every course after each course it requires. If the prerequisites make that impossible, answer impossible.",
+        )],
+    ),
+];
 
 impl Family for CourseSchedule {
     fn name(&self) -> &'static str {
@@ -135,29 +156,39 @@ impl Family for CourseSchedule {
             .map(|&(a, b)| format!("course {a} requires course {b}"))
             .collect();
         Generated {
-            question: format!(
-                "There are {n} courses, numbered 0 to {}. Each prerequisite below says which \
-                 course must be finished before another can be taken:\n{}\n\nGive an order in \
-                 which all {n} courses can be taken, each exactly once, with every course \
-                 after all of its prerequisites, as course numbers separated by commas. If \
-                 no such order exists, answer impossible.\n{}",
-                n - 1,
-                listing.join("\n"),
-                answer_instruction("as the course order (or the word impossible)", "1, 0")
+            body: Body::new()
+                .text(format!(
+                    "There are {n} courses, numbered 0 to {}. Each prerequisite below says which \
+                     course must be finished before another can be taken:\n{}",
+                    n - 1,
+                    listing.join("\n"),
+                ))
+                .text(format!(
+                    "Give an order in which all {n} courses can be taken, each exactly once, \
+                     with every course after all of its prerequisites, as course numbers \
+                     separated by commas. If no such order exists, answer impossible."
+                )),
+            // Two courses; every instance has at least three.
+            format: AnswerFormat::with_example(
+                "as the course order (or the word impossible)",
+                "1, 0",
             ),
             answer: gold,
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "n": n,
-                "prerequisites": pairs.iter().map(|&(a, b)| [a, b]).collect::<Vec<_>>(),
-            }),
+            metadata: fields([
+                ("n", Value::from(n)),
+                ("prerequisites", pairs_value(&pairs)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(n) = meta_n(instance) else {
+        let m = Meta::of(instance);
+        let Some(n) = m.usize("n", LIST_LIMIT) else {
             return 0.0;
         };
-        let Some(pairs) = meta_edges(instance, "prerequisites", n) else {
+        let Some(pairs) = m.pairs("prerequisites", n) else {
             return 0.0;
         };
         if kahn(n, &pairs).is_none() {

@@ -15,19 +15,18 @@
 //! vertices): 1: 4..=5, 3, 0.4 · 2: 6..=7, 3, 0.45 · 3: 8..=10, 3, 0.5 ·
 //! 4: 10..=13, 3, 0.6 · 5: 14..=18, 4, 0.6.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{edges_text, meta_edges, meta_n, meta_u64};
-use crate::families::algorithmic::common::cached_params;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{LIST_LIMIT, Meta, fields, pairs_value};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::edges as edges_text;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct GraphColor;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min vertices, max vertices, colours, p edge) per level.
 const PARAMS: [(usize, usize, u64, f64); 5] = [
@@ -69,6 +68,31 @@ fn parse_colouring(s: &str, n: usize, k: u64) -> Option<Vec<u64>> {
     (count == n).then_some(colour)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{#edges|\n}{.0} -- {.1}{/}"),
+            Piece::Text(
+                "The lines above are the edges of an undirected graph on {n} vertices, numbered from 0. Give each vertex one of the colours 1 to {colours} so that the two ends of every edge get different colours. Answer with one vertex:colour pair for every vertex, separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data(
+                "number of vertices: {n} (numbered from 0)\ncolours: 1 to {colours}\nedges: {edges|json}",
+            ),
+            Piece::Text(
+                "Find a colouring of this undirected graph in which no edge joins two vertices of the same colour, and list one vertex:colour pair for every vertex, separated by commas.",
+            ),
+        ],
+    ),
+];
+
 impl Family for GraphColor {
     fn name(&self) -> &'static str {
         "graph_color"
@@ -109,29 +133,36 @@ impl Family for GraphColor {
             .map(|(v, c)| format!("{v}:{c}"))
             .collect();
         Generated {
-            question: format!(
-                "Colour the vertices of this undirected graph using the colours 1 to {k} so \
-                 that no edge joins two vertices of the same colour.\n\nVertices: 0 to {}\n\
-                 Edges: {}\n\nAnswer with one vertex:colour pair for every vertex, separated \
-                 by commas.\n{}",
-                n - 1,
-                edges_text(&edges, "-"),
-                answer_instruction("as vertex:colour pairs", "0:1, 1:2, 2:1")
-            ),
+            body: Body::new()
+                .text(format!(
+                    "Colour the vertices of this undirected graph using the colours 1 to {k} so \
+                     that no edge joins two vertices of the same colour."
+                ))
+                .data(format!(
+                    "Vertices: 0 to {}\nEdges: {}",
+                    n - 1,
+                    edges_text(&edges, "-")
+                ))
+                .text("Answer with one vertex:colour pair for every vertex, separated by commas."),
+            // Three vertices; every graph has at least four.
+            format: AnswerFormat::with_example("as vertex:colour pairs", "0:1, 1:2, 2:1"),
             answer: gold.join(", "),
-            metadata: json!({
-                "params": cached_params(&PARAMS_JSON, self, level),
-                "n": n,
-                "colours": k,
-                "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(),
-            }),
+            metadata: fields([
+                ("n", Value::from(n)),
+                ("colours", Value::from(k)),
+                ("edges", pairs_value(&edges)),
+            ]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(n), Some(k)) = (meta_n(instance), meta_u64(instance, "colours")) else {
+        let m = Meta::of(instance);
+        let (Some(n), Some(k)) = (m.usize("n", LIST_LIMIT), m.u64("colours")) else {
             return 0.0;
         };
-        let Some(edges) = meta_edges(instance, "edges", n) else {
+        let Some(edges) = m.pairs("edges", n) else {
             return 0.0;
         };
         let Some(col) = parse_colouring(answer, n, k) else {

@@ -12,20 +12,18 @@
 //! The format example in the question is one more than the largest possible answer,
 //! so it is never the gold and says nothing about it.
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::{count_example, meta_int_grid};
-use crate::families::algorithmic::common::cached_params;
-use crate::families::algorithmic::common::grid_text;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::kit::text::grid;
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct LargestIsland;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, min p land, max p land) per level.
 const PARAMS: [(usize, usize, f64, f64); 5] = [
@@ -79,6 +77,32 @@ fn largest(g: &[Vec<i64>]) -> Option<i64> {
     Some(best)
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "In the map below, 1 marks land and 0 marks water ({grid|len} rows, {grid|cols} columns).",
+            ),
+            Piece::Data("{grid|compact}"),
+            Piece::Text(
+                "Land cells that touch horizontally or vertically (not diagonally) belong to the same island, and an island's area is its number of cells. How large is the largest island? If there is no land at all, the answer is 0.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{grid|table}"),
+            Piece::Text(
+                "The table is a map: 1 = land, 0 = water. An island is a group of land cells joined up, down, left or right (touching diagonally does not count). Give the area, in cells, of the biggest island, or 0 if there is no land.",
+            ),
+        ],
+    ),
+];
+
 impl Family for LargestIsland {
     fn name(&self) -> &'static str {
         "largest_island"
@@ -106,20 +130,33 @@ impl Family for LargestIsland {
             .collect();
         let gold = largest(&g).unwrap_or_default();
         Generated {
-            question: format!(
-                "Here is a {rows}x{cols} grid where 1 is land and 0 is water:\n\n{}\n\n\
-                 An island is a group of land cells connected horizontally or vertically (not \
-                 diagonally); its area is the number of cells in it. What is the area of the \
-                 largest island? If there is no land, the answer is 0.\n{}",
-                grid_text(&g),
-                answer_instruction("as a single integer", &count_example(rows * cols))
+            body: Body::new()
+                .text(format!(
+                    "Here is a {rows}x{cols} grid where 1 is land and 0 is water:"
+                ))
+                .data(grid(&g))
+                .text(
+                    "An island is a group of land cells connected horizontally or vertically \
+                     (not diagonally); its area is the number of cells in it. What is the area \
+                     of the largest island? If there is no land, the answer is 0.",
+                ),
+            // No island is larger than the grid.
+            format: AnswerFormat::with_example(
+                "as a single integer",
+                (rows * cols + 1).to_string(),
             ),
             answer: gold.to_string(),
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": g}),
+            metadata: fields([("grid", Value::from(g))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(want) = meta_int_grid(instance, "grid").and_then(|g| largest(&g)) else {
+        let Some(want) = Meta::of(instance)
+            .int_grid("grid")
+            .and_then(|g| largest(&g))
+        else {
             return 0.0;
         };
         match parse::int(answer) {

@@ -1,6 +1,5 @@
 //! Graph and grid search: islands, paths, colourings, schedules.
 
-mod common;
 mod connected_components;
 mod course_schedule;
 mod graph_color;

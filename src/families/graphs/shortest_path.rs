@@ -16,19 +16,17 @@
 
 use std::collections::VecDeque;
 
-use std::sync::OnceLock;
-
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::common::meta_char_grid;
-use crate::families::algorithmic::common::cached_params;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{Meta, fields};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct ShortestPath;
-
-static PARAMS_JSON: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
 
 /// (min side, max side, p blocked, p infeasible) per level.
 const PARAMS: [(usize, usize, f64, f64); 5] = [
@@ -111,6 +109,32 @@ fn parse_move(s: &str) -> Option<(isize, isize)> {
         .map(|&(dr, dc, _)| (dr, dc))
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Grid legend: * is the start, # the target, O an open cell and X a blocked cell.",
+            ),
+            Piece::Data("{grid|grid}"),
+            Piece::Text(
+                "Moving one cell at a time up, down, left or right (never diagonally, never into an X cell and never off the grid), find a shortest sequence of moves from * to #. Write the moves in order, separated by spaces, each one of up, down, left, right; if # cannot be reached, answer infeasible.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{grid|labeled}"),
+            Piece::Text(
+                "Above is a grid, row by row: O is open, X is blocked, * is where you start and # is the goal. A move goes one cell up, down, left or right, never diagonally, never into an X cell and never off the grid. Give a shortest route from * to # as moves separated by spaces, each up, down, left or right, or the word infeasible if # cannot be reached.",
+            ),
+        ],
+    ),
+];
+
 impl Family for ShortestPath {
     fn name(&self) -> &'static str {
         "shortest_path"
@@ -160,24 +184,31 @@ impl Family for ShortestPath {
             .collect();
         let gold = path.map_or_else(|| "infeasible".to_string(), |p| p.join(" "));
         Generated {
-            question: format!(
-                "Find a shortest path from * to # in this grid. O cells are open, X cells are \
-                 blocked, and each move goes one cell up, down, left or right (no diagonal \
-                 moves, never into an X cell, never outside the grid).\n\n{}\n\n\
-                 Answer with the moves in order, separated by spaces, each one of up, down, \
-                 left, right. If # cannot be reached, answer infeasible.\n{}",
-                rows.join("\n"),
-                answer_instruction(
-                    "as the list of moves (or the word infeasible)",
-                    "right down left"
+            body: Body::new()
+                .text(
+                    "Find a shortest path from * to # in this grid. O cells are open, X cells \
+                     are blocked, and each move goes one cell up, down, left or right (no \
+                     diagonal moves, never into an X cell, never outside the grid).",
                 )
+                .data(rows.join("\n"))
+                .text(
+                    "Answer with the moves in order, separated by spaces, each one of up, down, \
+                     left, right. If # cannot be reached, answer infeasible.",
+                ),
+            // Three moves that end one step below the start, which one move reaches.
+            format: AnswerFormat::with_example(
+                "as the list of moves (or the word infeasible)",
+                "right down left",
             ),
             answer: gold,
-            metadata: json!({"params": cached_params(&PARAMS_JSON, self, level), "grid": rows}),
+            metadata: fields([("grid", Value::from(rows))]),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(g) = meta_char_grid(instance, "grid") else {
+        let Some(g) = Meta::of(instance).char_grid("grid") else {
             return 0.0;
         };
         let Ok(best) = bfs(&g) else {

@@ -7,8 +7,9 @@
 //!
 //! Levels (inputs, gates, largest fan-in, outputs asked):
 //! 1: 2, 2, 2, 2 · 2: 3, 4, 2, 2 · 3: 4, 7, 2, 2 · 4: 5, 12, 3, 3 · 5: 6, 20, 3, 4.
-//! At least two outputs are asked so that the format example (a random 0/1 pattern
-//! of the right length, never the gold) does not give a single-bit answer away.
+//! At least two outputs are asked, so a blind guess is right at most a quarter of the
+//! time. The format example is a 0/1 pattern one value longer than the answer, so it
+//! is never right and says nothing about the gold.
 //! Gate inputs are drawn preferring signals no gate has read yet, so circuits are deep
 //! rather than wide.
 //!
@@ -19,9 +20,13 @@
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction, parse};
+use crate::families::kit::meta::{LIST_LIMIT, Meta, object};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level, parse};
 
 pub struct CircuitLogic;
 
@@ -46,12 +51,16 @@ fn apply(op: &str, vals: &[bool]) -> Option<bool> {
 }
 
 /// Output values recomputed from (possibly corrupted) metadata.
-fn evaluate(meta: &Value) -> Option<Vec<bool>> {
-    let mut env: Vec<(String, bool)> = Vec::new();
-    for (k, v) in meta.get("inputs")?.as_object()? {
-        env.push((k.clone(), v.as_u64().filter(|&v| v <= 1)? == 1));
+fn evaluate(meta: Meta) -> Option<Vec<bool>> {
+    let mut env: Vec<(&str, bool)> = Vec::new();
+    let inputs = meta.get("inputs")?.as_object()?;
+    if inputs.len() > LIST_LIMIT {
+        return None;
     }
-    for g in meta.get("gates")?.as_array()? {
+    for (k, v) in inputs {
+        env.push((k.as_str(), v.as_u64().filter(|&v| v <= 1)? == 1));
+    }
+    for g in meta.array("gates")? {
         let name = g.get("name")?.as_str()?;
         let op = g.get("op")?.as_str()?;
         let vals: Vec<bool> = g
@@ -60,20 +69,43 @@ fn evaluate(meta: &Value) -> Option<Vec<bool>> {
             .iter()
             .map(|a| {
                 let a = a.as_str()?;
-                env.iter().find(|(n, _)| n == a).map(|&(_, v)| v)
+                env.iter().find(|(n, _)| *n == a).map(|&(_, v)| v)
             })
             .collect::<Option<_>>()?;
-        env.push((name.to_string(), apply(op, &vals)?));
+        env.push((name, apply(op, &vals)?));
     }
-    meta.get("outputs")?
-        .as_array()?
-        .iter()
-        .map(|o| {
-            let o = o.as_str()?;
-            env.iter().find(|(n, _)| n == o).map(|&(_, v)| v)
-        })
+    meta.strs("outputs")?
+        .into_iter()
+        .map(|o| env.iter().find(|(n, _)| *n == o).map(|&(_, v)| v))
         .collect()
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Data("{@1}"),
+            Piece::Text(
+                "Above is a boolean circuit: the first lines give its inputs, the others define its gates. AND is 1 only when all of its inputs are 1, OR is 1 when at least one input is 1, XOR is 1 when an odd number of its inputs are 1, and NOT inverts its single input. Compute {outputs|and} and answer with these {outputs|len} values (each 0 or 1) separated by commas, in that order.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(
+                "Gate rules: AND gives 1 only if every input is 1; OR gives 1 if at least one input is 1; XOR gives 1 if an odd number of its inputs are 1; NOT gives the opposite of its one input.",
+            ),
+            Piece::Text("Circuit (inputs first, then gates):"),
+            Piece::Data("{@1.lines|bullets}"),
+            Piece::Text(
+                "Outputs wanted, in this order: {outputs|comma}. Answer with their values (0 or 1), separated by commas.",
+            ),
+        ],
+    ),
+];
 
 impl Family for CircuitLogic {
     fn name(&self) -> &'static str {
@@ -86,7 +118,8 @@ impl Family for CircuitLogic {
         "Evaluate a boolean circuit of AND/OR/XOR/NOT gates on given inputs"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the format example is one value too long (it was a random pattern redrawn until it differed from the gold).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (i, g, f, o) = PARAMS[level.idx()];
@@ -154,39 +187,40 @@ impl Family for CircuitLogic {
             "What are the values of {}? Answer with {n_out} values, each 0 or 1, separated by commas, in this order.",
             outputs.join(", ")
         );
-        // A format example: a random pattern of the right length that is not the gold.
-        let example = loop {
-            let e: Vec<&str> = (0..n_out)
-                .map(|_| if rng.random_bool(0.5) { "1" } else { "0" })
-                .collect();
-            if e != gold {
-                break e.join(", ");
-            }
-        };
-        let question = format!(
-            "A boolean circuit has inputs and gates. AND outputs 1 only when all its inputs are 1; OR outputs 1 when \
+        // A format example one value longer than the answer: never right.
+        let example: Vec<&str> = (0..=n_out)
+            .map(|i| if i % 2 == 0 { "1" } else { "0" })
+            .collect();
+        let example = example.join(", ");
+        let body = Body::new()
+            .text(
+                "A boolean circuit has inputs and gates. AND outputs 1 only when all its inputs are 1; OR outputs 1 when \
 at least one input is 1; XOR outputs 1 when an odd number of its inputs are 1; NOT outputs the opposite of its \
-single input. The inputs and gates are:\n\n{}\n\n{ask}\n{}",
-            lines.join("\n"),
-            answer_instruction("as described", &example)
-        );
+single input. The inputs and gates are:",
+            )
+            .data(lines.join("\n"))
+            .text(ask);
+        let format = AnswerFormat::with_example("as described", example);
         let mut inputs = Map::new();
         for i in 0..n_in {
             inputs.insert(names[i].clone(), json!(u8::from(values[i])));
         }
         Generated {
-            question,
+            body,
+            format,
             answer: gold.join(", "),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "inputs": inputs,
                 "gates": gates,
                 "outputs": outputs,
-            }),
+            })),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let (Some(want), Some(got)) = (evaluate(&instance.metadata), parse::int_list(answer))
+        let (Some(want), Some(got)) = (evaluate(Meta::of(instance)), parse::int_list(answer))
         else {
             return 0.0;
         };

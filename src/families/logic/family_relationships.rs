@@ -47,9 +47,14 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{norm_words, pick};
-use super::names::{FEMALE, MALE};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::norm_words;
+use crate::families::kit::lexicon::{FEMALE, MALE};
+use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct FamilyRelationships;
 
@@ -312,11 +317,51 @@ fn build(rng: &mut ChaCha20Rng, spec: &LevelSpec, late_marriages: bool) -> Tree 
     Tree { people }
 }
 
+/// The answer vocabulary as the question lists it, for the question templates (which
+/// are `const`); a unit test checks it is `vocabulary().join(", ")`.
+macro_rules! vocabulary_text {
+    () => {
+        "husband, wife, father, mother, son, daughter, brother, sister, grandfather, \
+         grandmother, grandson, granddaughter, great-grandfather, great-grandmother, \
+         great-grandson, great-granddaughter, uncle, aunt, nephew, niece, cousin, \
+         father-in-law, mother-in-law, son-in-law, daughter-in-law, brother-in-law, \
+         sister-in-law"
+    };
+}
+
 fn vocabulary() -> Vec<&'static str> {
     let mut v: Vec<&str> = KINDS.iter().flat_map(|&(_, m, f)| [m, f]).collect();
     v.dedup();
     v
 }
+
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text("Family facts:"),
+            Piece::Data("{@0.sentences|bullets}"),
+            Piece::Text(concat!(
+                "How is {query.a} related to {query.b}? Fill the blank in \"{query.a} is {query.b}'s ___.\" with one word from this list: ",
+                vocabulary_text!(),
+                ". (An uncle or aunt may be related by blood or by marriage; cousin means first cousin; an in-law relation goes through exactly one marriage.)"
+            )),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text(concat!(
+                "Complete the sentence \"{query.a} is {query.b}'s ___.\" using the facts below. Choose the word from: ",
+                vocabulary_text!(),
+                ". Notes: an uncle or aunt may be a blood relative or related by marriage; cousin means first cousin; an in-law relation goes through exactly one marriage."
+            )),
+            Piece::Data("{@0.sentences|numbered}"),
+        ],
+    ),
+];
 
 impl Family for FamilyRelationships {
     fn name(&self) -> &'static str {
@@ -329,7 +374,8 @@ impl Family for FamilyRelationships {
         "Name the kinship relation between two people of a family tree told in sentences"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no format example (a listed word other than the gold told which word it was not).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let s = &LEVELS[level.idx()];
@@ -405,23 +451,20 @@ impl Family for FamilyRelationships {
         } else {
             KINDS[kind].2
         };
-        let others: Vec<&str> = vocab.iter().copied().filter(|&w| w != gold).collect();
-        let example = others[rng.random_range(0..others.len())];
-        let question = format!(
-            "{}\n\nWhat is {a_name} to {b_name}? Complete the sentence \"{a_name} is {b_name}'s ___.\" with one of these \
+        let body = Body::new().data(facts.join(" ")).text(format!(
+            "What is {a_name} to {b_name}? Complete the sentence \"{a_name} is {b_name}'s ___.\" with one of these \
 words: {}. (An uncle or aunt may be related by blood or by marriage; cousin means first cousin; an in-law relation \
-goes through exactly one marriage.)\n{}",
-            facts.join(" "),
+goes through exactly one marriage.)",
             vocab.join(", "),
-            answer_instruction("as that one word", example),
             a_name = p[a].name,
             b_name = p[b].name,
-        );
+        ));
+        let format = AnswerFormat::new("as one of those words");
         Generated {
-            question,
+            body,
+            format,
             answer: gold.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "people": {
                     "name": p.iter().map(|x| x.name).collect::<Vec<_>>(),
                     "male": p.iter().map(|x| x.male).collect::<Vec<_>>(),
@@ -431,8 +474,11 @@ goes through exactly one marriage.)\n{}",
                 },
                 "query": {"a": p[a].name, "b": p[b].name},
                 "kind": KINDS[kind].0,
-            }),
+            })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         let (a, g) = (norm_words(answer), norm_words(&instance.answer));
@@ -468,5 +514,10 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_templates_list_the_vocabulary() {
+        assert_eq!(vocabulary_text!(), vocabulary().join(", "));
     }
 }

@@ -22,9 +22,14 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::{norm_words, pick};
-use super::names::{FEMALE, MALE};
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::norm_words;
+use crate::families::kit::lexicon::{FEMALE, MALE};
+use crate::families::kit::meta::{Meta, object};
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct KnightsKnaves;
 
@@ -177,7 +182,7 @@ fn consistent(statements: &[Claim]) -> Vec<u32> {
 }
 
 /// Parse `Name: role` items into a role per person (`None` on anything malformed).
-fn parse_roles(answer: &str, people: &[String]) -> Option<Vec<bool>> {
+fn parse_roles(answer: &str, people: &[&str]) -> Option<Vec<bool>> {
     let mut roles: Vec<Option<bool>> = vec![None; people.len()];
     let items: Vec<&str> = answer
         .split([',', ';', '\n'])
@@ -228,6 +233,32 @@ fn render(people: &[&str], knights: u32) -> String {
         .join(", ")
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Put,
+        &[
+            Piece::Text(
+                "Every inhabitant of an island is a knight (always tells the truth) or a knave (always lies). There are {people|len} inhabitants here: {people|and}. They say:",
+            ),
+            Piece::Data("{@0.lines.1:-2|bullets}"),
+            Piece::Text(
+                "In these statements \"or\" is inclusive (at least one, possibly both), \"if A, then B\" is false only when A is true and B is false, and \"us\" means all {people|len} inhabitants. Determine each inhabitant's kind and write every one as Name: knight or Name: knave, separated by commas.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Data("{@0.lines.1:-2|lines}"),
+            Piece::Text(
+                "Each speaker above is either a knight, who always tells the truth, or a knave, who always lies; the inhabitants are {people|comma}. (\"or\" means at least one, possibly both; \"if A, then B\" is false only when A is true and B is false; \"us\" means all {people|len} of them.) Who is a knight and who is a knave? Give every inhabitant as Name: knight or Name: knave, separated by commas.",
+            ),
+        ],
+    ),
+];
+
 impl Family for KnightsKnaves {
     fn name(&self) -> &'static str {
         "knights_knaves"
@@ -273,33 +304,30 @@ impl Family for KnightsKnaves {
             })
             .collect();
         let list = people.join(", ");
-        let question = format!(
+        let body = Body::of(format!(
             "On an island every inhabitant is either a knight, who always tells the truth, or a knave, who always \
 lies. You meet {n} inhabitants: {list}.\n{}\n(\"or\" means at least one, possibly both; \"if A, then B\" is false \
 only when A is true and B is false; \"us\" means all {n} inhabitants.)\nWho is a knight and who is a knave? Name \
-every inhabitant with their kind, separated by commas, in the format Name: knight or Name: knave.\n{}",
+every inhabitant with their kind, separated by commas, in the format Name: knight or Name: knave.",
             said.join("\n"),
-            answer_instruction("in that format", "Quill: knave, Ysolde: knight")
-        );
+        ));
+        // Nobody on any island has these names (a unit test checks the lists).
+        let format = AnswerFormat::with_example("in that format", "Quill: knave, Ysolde: knight");
         Generated {
-            question,
+            body,
+            format,
             answer: render(&people, knights),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "people": people,
                 "statements": statements.iter().enumerate().map(|(i, s)| json!({"speaker": people[i], "claim": s.json(&people)})).collect::<Vec<_>>(),
-            }),
+            })),
         }
     }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
+    }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
-        let Some(people) = instance.metadata.get("people").and_then(Value::as_array) else {
-            return 0.0;
-        };
-        let Some(people) = people
-            .iter()
-            .map(|p| p.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-        else {
+        let Some(people) = Meta::of(instance).strs("people") else {
             return 0.0;
         };
         match (
@@ -326,8 +354,15 @@ mod tests {
     }
 
     #[test]
+    fn the_format_example_names_nobody_on_the_island() {
+        for name in ["Quill", "Ysolde"] {
+            assert!(!MALE.contains(&name) && !FEMALE.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
     fn parses_roles() {
-        let p = vec!["Ada".to_string(), "Milo".to_string()];
+        let p = vec!["Ada", "Milo"];
         assert_eq!(
             parse_roles("Ada: knight, Milo: knave", &p),
             Some(vec![true, false])

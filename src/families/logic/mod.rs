@@ -1,12 +1,13 @@
 //! Deduction: kinship, syllogisms, propositional logic.
 
+mod answers;
 mod circuit_logic;
-mod common;
+mod cryptarithm;
 mod family_relationships;
 mod knights_knaves;
-mod names;
 mod propositional_logic;
 mod syllogism;
+mod zebra_puzzles;
 
 use super::Family;
 
@@ -16,4 +17,6 @@ pub static FAMILIES: &[&dyn Family] = &[
     &knights_knaves::KnightsKnaves,
     &propositional_logic::PropositionalLogic,
     &syllogism::Syllogism,
+    &cryptarithm::Cryptarithm,
+    &zebra_puzzles::ZebraPuzzles,
 ];

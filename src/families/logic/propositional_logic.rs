@@ -12,8 +12,10 @@
 //! 1: 2, 1, 1, ~ & | -> · 2: 3, 2, 2, ~ & | -> · 3: 3, 3, 2, + <-> ·
 //! 4: 4, 3, 3, all · 5: 5, 4, 3, all.
 //!
-//! Gold: the letter of the entailed option. Verifier: one letter A-D (case ignored,
-//! optionally written `(B)`), equal to the gold. Metadata: `params`, `variables`,
+//! Gold: the letter of the entailed option. Verifier: one letter A-D (ASCII case
+//! ignored), written `B`, `(B)` or `B)` — the ways options are labelled — and equal to
+//! the gold; `(B`, `B.` or `[B]` score 0. The question names the four letters and shows
+//! no tagged example (an echoed question must not score). Metadata: `params`, `variables`,
 //! `premises` and `options` (each `{"text", "prefix"}`; `prefix` is the formula in
 //! prefix notation with space-separated tokens: a variable, `not F`, or `OP F G` with
 //! OP one of `and`, `or`, `implies`, `iff` — e.g. `implies p and q not r`).
@@ -23,8 +25,12 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::{Value, json};
 
-use super::common::choice_letter;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::choice_letter;
+use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct PropositionalLogic;
 
@@ -204,6 +210,33 @@ impl Arena {
     }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Premises (variables {variables|comma}):"),
+            Piece::Data("{#premises|\n}- {.text}{/}"),
+            Piece::Text(
+                "Connectives: ~ not, & and, | inclusive or, -> implies, <-> if and only if. A formula follows from the premises when it is true under every true/false assignment to the variables that makes all the premises true. Exactly one of the options below follows; which one?",
+            ),
+            Piece::Data("{@2.lines.1:|lines}"),
+            Piece::Text("Answer with its letter."),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Text(
+                "Which option is entailed by the premises? Exactly one is. (Notation: ~ not, & and, | or (inclusive), -> implies, <-> if and only if. A formula is entailed when it is true under every assignment of truth values to {variables|comma} that makes all the premises true.)",
+            ),
+            Piece::Data("Options:\n{@2.lines.1:|lines}"),
+            Piece::Data("Premises:\n{#premises|\n}{.text}{/}"),
+        ],
+    ),
+];
+
 impl Family for PropositionalLogic {
     fn name(&self) -> &'static str {
         "propositional_logic"
@@ -215,7 +248,8 @@ impl Family for PropositionalLogic {
         "Pick the one formula that follows from consistent premises (decided by truth table)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (an echoed question scored on every "D" instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (v, p, d, iff) = PARAMS[level.idx()];
@@ -286,28 +320,32 @@ impl Family for PropositionalLogic {
             .enumerate()
             .map(|(i, &f)| format!("{}. {}", LETTERS[i], ar.render(f)))
             .collect();
-        let question = format!(
-            "In propositional logic with variables {vars}, the connectives are ~ (not), & (and), | (or, inclusive), \
+        let body = Body::new()
+            .text(format!(
+                "In propositional logic with variables {vars}, the connectives are ~ (not), & (and), | (or, inclusive), \
 -> (implies) and <-> (if and only if). A formula follows from the premises if it is true under every assignment \
-of true/false to the variables that makes all the premises true.\n\nPremises:\n{}\n\nWhich one of these formulas \
-follows from the premises? Exactly one does.\n{}\n\nAnswer with the letter of that formula.\n{}",
-            prem_text.join("\n"),
-            opt_text.join("\n"),
-            answer_instruction(
-                "as a single letter",
-                "A</answer>, <answer>B</answer>, <answer>C</answer> or <answer>D"
-            )
-        );
+of true/false to the variables that makes all the premises true."
+            ))
+            .data(format!("Premises:\n{}", prem_text.join("\n")))
+            .data(format!(
+                "Which one of these formulas follows from the premises? Exactly one does.\n{}",
+                opt_text.join("\n")
+            ))
+            .text("Answer with the letter of that formula.");
+        let format = AnswerFormat::new("as a single letter, A, B, C or D");
         Generated {
-            question,
+            body,
+            format,
             answer: LETTERS[correct].to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "variables": &VARS[..nv],
                 "premises": premises.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
                 "options": options.iter().map(|&f| ar.structured(f)).collect::<Vec<_>>(),
-            }),
+            })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (choice_letter(answer, 4), choice_letter(&instance.answer, 4)) {

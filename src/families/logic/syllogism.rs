@@ -30,9 +30,14 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use super::common::{pick, yes_no};
-use super::names::PLURALS;
-use crate::families::{Category, Family, Generated, Instance, Level, answer_instruction};
+use super::answers::yes_no;
+use crate::families::kit::lexicon::PLURALS;
+use crate::families::kit::meta::object;
+use crate::families::kit::question::Wording;
+use crate::families::kit::question::{AnswerFormat, Body};
+use crate::families::kit::sample::pick;
+use crate::families::kit::template::{Piece, Template};
+use crate::families::{Category, Family, Generated, Instance, Level};
 
 pub struct Syllogism;
 
@@ -152,6 +157,33 @@ fn pair(rng: &mut ChaCha20Rng, a: usize, b: usize) -> (usize, usize) {
     if rng.random_bool(0.5) { (a, b) } else { (b, a) }
 }
 
+/// The question templates of variants 1.. (`kit::template`): the same task, worded
+/// and laid out differently.
+const TEMPLATES: &[Template] = &[
+    Template::new(
+        Wording::Respond,
+        &[
+            Piece::Text("Conclusion to test: {@2.words.1:|space}"),
+            Piece::Text(
+                "Premises (assume each is true and that every group mentioned has at least one member):",
+            ),
+            Piece::Data("{#@1.lines.1:|\n}- {.words.1:|space}{/}"),
+            Piece::Text(
+                "Must the conclusion be true whenever the premises are true? Reason by logic alone, not from knowledge of the world, and answer yes or no.",
+            ),
+        ],
+    ),
+    Template::new(
+        Wording::Lead,
+        &[
+            Piece::Data("{@1.lines.1:|lines}\nTherefore: {@2.words.1:|space}"),
+            Piece::Text(
+                "Suppose the statements above the last line are true and every group they mention is non-empty. Does the last line follow necessarily, that is, is it true in every situation in which those statements hold? Judge by logic only, not by what you know about the world.",
+            ),
+        ],
+    ),
+];
+
 impl Family for Syllogism {
     fn name(&self) -> &'static str {
         "syllogism"
@@ -163,7 +195,8 @@ impl Family for Syllogism {
         "Does a categorical conclusion follow from the premises? (validity by brute force over Venn models)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: no tagged example (an echoed question scored on every "no" instance).
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (terms, premises, arrangement) = match level.get() {
@@ -264,25 +297,32 @@ impl Family for Syllogism {
             .map(|(i, p)| format!("{}. {}", i + 1, p.text(&names, varied, rng)))
             .collect();
         let concl_text = conclusion.text(&names, false, rng);
-        let question = format!(
-            "Assume that the premises below are true and that each group mentioned has at least one member.\n\n\
-Premises:\n{}\n\nConclusion: {concl_text}\n\nDoes the conclusion necessarily follow from the premises (is it true in \
+        let body = Body::new()
+            .text(
+                "Assume that the premises below are true and that each group mentioned has at least one member.",
+            )
+            .data(format!("Premises:\n{}", prem_text.join("\n")))
+            .data(format!("Conclusion: {concl_text}"))
+            .text(
+                "Does the conclusion necessarily follow from the premises (is it true in \
 every situation where the premises are true)? Judge only by logic, not by what you know about the world. Answer yes \
-or no.\n{}",
-            prem_text.join("\n"),
-            answer_instruction("as yes or no", "yes</answer> or <answer>no")
-        );
+or no.",
+            );
+        let format = AnswerFormat::new("as yes or no");
         Generated {
-            question,
+            body,
+            format,
             answer: if want_yes { "yes" } else { "no" }.to_string(),
-            metadata: json!({
-                "params": self.level_params(level),
+            metadata: object(json!({
                 "terms": names,
                 "premises": shown.iter().map(|p| p.json(&names)).collect::<Vec<_>>(),
                 "conclusion": conclusion.json(&names),
                 "existential_import": true,
-            }),
+            })),
         }
+    }
+    fn templates(&self) -> &'static [Template] {
+        TEMPLATES
     }
     fn verify(&self, instance: &Instance, answer: &str) -> f64 {
         match (yes_no(answer), yes_no(&instance.answer)) {

@@ -2,7 +2,8 @@
 //! `/v1/chat/completions` and `/v1/completions` (vLLM, SGLang, llama-server, `hrl serve`,
 //! hosted APIs).
 //!
-//! [`Prompt::Chat`] goes to `/v1/chat/completions`, [`Prompt::Raw`] to `/v1/completions`.
+//! [`super::Prompt::Chat`] goes to `/v1/chat/completions`, [`super::Prompt::Raw`] to
+//! `/v1/completions`.
 //! A batch is spread over at most `max_connections` requests in flight, a bound shared by
 //! every caller of the same executor. Each attempt has a timeout; 429, 408, 5xx,
 //! timeouts and failed connections are retried with capped exponential backoff (with
@@ -12,20 +13,22 @@
 //! retried. The API key comes from `HRL_API_KEY` or `OPENAI_API_KEY` (or the config) and
 //! is sent as a bearer token.
 //!
-//! Beyond the standard fields, requests carry `top_k`, `min_p` (when set) and `grammar`
-//! (GBNF, understood by llama-server and `hrl serve`), and responses may carry
-//! llama-server style `timings` (`prompt_ms`, `predicted_ms`), which are used when
-//! present. A response without `usage` gives zero token counts.
+//! The wire format (request fields, response parsing, `GET /models`, error bodies) is
+//! [`schema`], shared with `hrl serve`. Beyond the standard fields, requests carry
+//! `top_k`, `min_p` (when set) and `grammar` (GBNF, understood by llama-server and `hrl
+//! serve`), and responses may carry llama-server style `timings` (`prompt_ms`,
+//! `predicted_ms`), which are used when present. A response without `usage` gives zero
+//! token counts. Requests with out-of-range sampling ([`super::Sampling::validate`])
+//! fail before anything is sent.
+
+pub mod schema;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
-
-use super::{
-    Completion, Executor, ExecutorError, FinishReason, Prompt, Request, Sampling, Timings, Usage,
-};
+use super::{Completion, Executor, ExecutorError, FinishReason, OnDone, Request, Timings, Usage};
+pub use schema::ServedModel;
 
 /// Environment variables read for the API key, in order.
 pub const API_KEY_VARS: [&str; 2] = ["HRL_API_KEY", "OPENAI_API_KEY"];
@@ -258,7 +261,7 @@ impl OpenAiExecutor {
             }
             status_attempt(&endpoint, status, retry_after, &body)
         })
-        .and_then(|c| parse_models(&endpoint, &c.text))
+        .and_then(|c| schema::decode_models(&endpoint, &c.text))
     }
 
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
@@ -303,9 +306,9 @@ impl OpenAiExecutor {
     }
 
     fn complete_one(&self, request: &Request) -> Result<Completion, ExecutorError> {
-        let (endpoint, body) = self.request_body(request)?;
+        let (kind, body) = schema::encode_request(&self.cfg.model, request)?;
+        let endpoint = format!("{}{}", self.base, kind.path());
         let body = body.to_string();
-        let chat = matches!(request.prompt, Prompt::Chat(_));
         self.with_retries(|| {
             let _slot = self.slots.acquire();
             let started = Instant::now();
@@ -327,65 +330,8 @@ impl OpenAiExecutor {
             if status != 200 {
                 return status_attempt(&endpoint, status, retry_after, &text);
             }
-            Attempt::Done(parse_completion(&endpoint, &text, chat, total_ms))
+            Attempt::Done(schema::decode_response(&endpoint, &text, kind, total_ms))
         })
-    }
-
-    fn request_body(&self, request: &Request) -> Result<(String, Value), ExecutorError> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.cfg.model));
-        let endpoint = match &request.prompt {
-            Prompt::Chat(messages) => {
-                if messages.is_empty() {
-                    return Err(ExecutorError::InvalidRequest(
-                        "chat prompt has no messages".into(),
-                    ));
-                }
-                body.insert(
-                    "messages".into(),
-                    Value::Array(
-                        messages
-                            .iter()
-                            .map(|m| json!({"role": m.role, "content": m.content}))
-                            .collect(),
-                    ),
-                );
-                format!("{}/chat/completions", self.base)
-            }
-            Prompt::Raw(text) => {
-                body.insert("prompt".into(), json!(text));
-                format!("{}/completions", self.base)
-            }
-        };
-        sampling_fields(&mut body, &request.sampling);
-        Ok((endpoint, Value::Object(body)))
-    }
-}
-
-/// Write the sampling settings in OpenAI field names. Greedy requests send
-/// `temperature: 0` and none of the sampler knobs that greedy decoding ignores.
-pub(crate) fn sampling_fields(body: &mut Map<String, Value>, s: &Sampling) {
-    body.insert("max_tokens".into(), json!(s.max_tokens));
-    body.insert("n".into(), json!(1));
-    body.insert("stream".into(), json!(false));
-    if s.is_greedy() {
-        body.insert("temperature".into(), json!(0.0));
-    } else {
-        body.insert("temperature".into(), json!(s.temperature));
-        body.insert("top_p".into(), json!(s.top_p));
-        if s.top_k > 0 {
-            body.insert("top_k".into(), json!(s.top_k));
-        }
-        if s.min_p > 0.0 {
-            body.insert("min_p".into(), json!(s.min_p));
-        }
-    }
-    body.insert("seed".into(), json!(s.seed));
-    if !s.stop.is_empty() {
-        body.insert("stop".into(), json!(s.stop));
-    }
-    if let Some(g) = &s.grammar {
-        body.insert("grammar".into(), json!(g));
     }
 }
 
@@ -395,8 +341,25 @@ impl Executor for OpenAiExecutor {
     }
 
     fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+        self.complete_batch_progress(requests, &|_, _| {})
+    }
+
+    /// Each request is reported as soon as its HTTP exchange has ended.
+    fn complete_batch_progress(
+        &self,
+        requests: &[Request],
+        on_done: &OnDone<'_>,
+    ) -> Vec<Result<Completion, ExecutorError>> {
         if requests.len() <= 1 {
-            return requests.iter().map(|r| self.complete_one(r)).collect();
+            return requests
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let out = self.complete_one(r);
+                    on_done(i, &out);
+                    out
+                })
+                .collect();
         }
         let workers = requests.len().min(self.cfg.max_connections);
         let next = AtomicUsize::new(0);
@@ -411,6 +374,7 @@ impl Executor for OpenAiExecutor {
                             break;
                         }
                         let r = self.complete_one(&requests[i]);
+                        on_done(i, &r);
                         *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     }
                 });
@@ -418,21 +382,18 @@ impl Executor for OpenAiExecutor {
         });
         results
             .into_iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(i, m)| {
                 m.into_inner()
                     .unwrap_or_else(|p| p.into_inner())
-                    .unwrap_or_else(|| Err(ExecutorError::Http("worker thread panicked".into())))
+                    .unwrap_or_else(|| {
+                        let r = Err(ExecutorError::Http("worker thread panicked".into()));
+                        on_done(i, &r);
+                        r
+                    })
             })
             .collect()
     }
-}
-
-/// One entry of `GET /models`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServedModel {
-    pub id: String,
-    /// The model identity an `hrl serve` endpoint reports.
-    pub hrl_model_id: Option<String>,
 }
 
 /// Status, `Retry-After`, and body of a response; a body that cannot be read is an
@@ -489,132 +450,6 @@ fn status_attempt(
     }
 }
 
-fn parse_models(endpoint: &str, body: &str) -> Result<Vec<ServedModel>, ExecutorError> {
-    let bad = |detail: String| ExecutorError::MalformedResponse {
-        endpoint: endpoint.to_string(),
-        detail,
-    };
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| bad(format!("not JSON ({e}): {}", snippet(body))))?;
-    let data = v
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad(format!("no `data` array: {}", snippet(body))))?;
-    data.iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let id = m
-                .get("id")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad(format!("data[{i}].id is not a string")))?;
-            Ok(ServedModel {
-                id: id.to_string(),
-                hrl_model_id: m
-                    .get("hrl_model_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            })
-        })
-        .collect()
-}
-
-/// Parse a 200 response of `/chat/completions` (`chat`) or `/completions`.
-pub(crate) fn parse_completion(
-    endpoint: &str,
-    body: &str,
-    chat: bool,
-    total_ms: f64,
-) -> Result<Completion, ExecutorError> {
-    let bad = |detail: String| ExecutorError::MalformedResponse {
-        endpoint: endpoint.to_string(),
-        detail,
-    };
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| bad(format!("not JSON ({e}): {}", snippet(body))))?;
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Err(ExecutorError::Http(format!(
-            "{endpoint}: server reported an error with status 200: {}",
-            snippet(&err.to_string())
-        )));
-    }
-    let choice = v
-        .get("choices")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad(format!("no `choices` array: {}", snippet(body))))?
-        .first()
-        .ok_or_else(|| bad("`choices` is empty".into()))?;
-    let text = if chat {
-        let content = choice
-            .get("message")
-            .ok_or_else(|| bad("choices[0] has no `message`".into()))?
-            .get("content")
-            .ok_or_else(|| bad("choices[0].message has no `content`".into()))?;
-        content.as_str().ok_or_else(|| {
-            bad(format!(
-                "choices[0].message.content is {content}, not a string"
-            ))
-        })?
-    } else {
-        let t = choice
-            .get("text")
-            .ok_or_else(|| bad("choices[0] has no `text`".into()))?;
-        t.as_str()
-            .ok_or_else(|| bad(format!("choices[0].text is {t}, not a string")))?
-    };
-    let finish_reason = match choice.get("finish_reason").and_then(Value::as_str) {
-        Some("stop") | Some("eos") => FinishReason::Stop,
-        Some("length") => FinishReason::Length,
-        other => {
-            return Err(bad(format!(
-                "choices[0].finish_reason is {}, expected \"stop\" or \"length\"",
-                other.map_or("missing".to_string(), |s| format!("{s:?}"))
-            )));
-        }
-    };
-    let count = |v: Option<&Value>, name: &str| -> Result<u32, ExecutorError> {
-        match v {
-            None | Some(Value::Null) => Ok(0),
-            Some(n) => n
-                .as_u64()
-                .and_then(|n| u32::try_from(n).ok())
-                .ok_or_else(|| bad(format!("{name} is {n}, not a token count"))),
-        }
-    };
-    let usage = match v.get("usage") {
-        None | Some(Value::Null) => Usage::default(),
-        Some(u) => Usage {
-            prompt_tokens: count(u.get("prompt_tokens"), "usage.prompt_tokens")?,
-            completion_tokens: count(u.get("completion_tokens"), "usage.completion_tokens")?,
-            cached_prompt_tokens: count(
-                u.get("prompt_tokens_details")
-                    .and_then(|d| d.get("cached_tokens")),
-                "usage.prompt_tokens_details.cached_tokens",
-            )?,
-        },
-    };
-    let t = v.get("timings");
-    let ms = |name: &str| t.and_then(|t| t.get(name)).and_then(Value::as_f64);
-    let timings = match (ms("prompt_ms"), ms("predicted_ms")) {
-        (Some(p), Some(g)) => Timings {
-            prompt_ms: p,
-            generation_ms: g,
-            total_ms,
-        },
-        _ => Timings {
-            prompt_ms: 0.0,
-            generation_ms: total_ms,
-            total_ms,
-        },
-    };
-    Ok(Completion {
-        text: text.to_string(),
-        finish_reason,
-        usage,
-        timings,
-        cached: false,
-    })
-}
-
 fn retryable_status(status: u16) -> bool {
     status == 429 || status == 408 || (500..=599).contains(&status)
 }
@@ -643,19 +478,7 @@ fn transport_message(endpoint: &str, e: &ureq::Error, timeout: Duration) -> Stri
 }
 
 fn status_message(endpoint: &str, status: u16, body: &str) -> String {
-    let detail = serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| {
-            v.get("error")
-                .map(|e| {
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| e.to_string())
-                })
-                .or_else(|| v.get("detail").map(|d| d.to_string()))
-        })
-        .unwrap_or_else(|| snippet(body));
+    let detail = schema::decode_error(body);
     let hint = match status {
         401 | 403 => format!(
             " (check the API key in {} or {})",
@@ -664,19 +487,6 @@ fn status_message(endpoint: &str, status: u16, body: &str) -> String {
         _ => String::new(),
     };
     format!("{endpoint}: HTTP {status}: {detail}{hint}")
-}
-
-/// The first 300 characters of a body, for error messages.
-fn snippet(body: &str) -> String {
-    const MAX: usize = 300;
-    let body = body.trim();
-    if body.is_empty() {
-        return "(empty body)".into();
-    }
-    match body.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &body[..i]),
-        None => body.to_string(),
-    }
 }
 
 fn is_loopback_url(url: &str) -> bool {
@@ -710,56 +520,30 @@ mod tests {
         assert!(!is_loopback_url("https://example.org/v1"));
     }
 
+    /// The backoff doubles from `backoff_initial`, is jittered into [0.5, 1] of the
+    /// step, and never exceeds `backoff_max`, not even when a server asks for a longer
+    /// `Retry-After`.
     #[test]
-    fn malformed_bodies_name_the_field() {
-        let e = parse_completion(
-            "E",
-            r#"{"choices":[{"message":{"content":null},"finish_reason":"stop"}]}"#,
-            true,
-            1.0,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("choices[0].message.content is null"), "{e}");
-        let e = parse_completion(
-            "E",
-            r#"{"choices":[{"text":"x","finish_reason":"tool_calls"}]}"#,
-            false,
-            1.0,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("finish_reason is \"tool_calls\""), "{e}");
-        let e = parse_completion(
-            "E",
-            r#"{"choices":[{"text":"x","finish_reason":"stop"}],"usage":{"prompt_tokens":-3}}"#,
-            false,
-            1.0,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("usage.prompt_tokens is -3"), "{e}");
-    }
-
-    #[test]
-    fn greedy_requests_send_temperature_zero_and_no_sampler_knobs() {
-        let mut m = Map::new();
-        let s = Sampling {
-            top_k: 40,
-            min_p: 0.1,
-            ..Sampling::default()
-        };
-        sampling_fields(&mut m, &s);
-        assert_eq!(m["temperature"], json!(0.0));
-        assert!(!m.contains_key("top_k") && !m.contains_key("min_p"));
-        let mut m = Map::new();
-        sampling_fields(
-            &mut m,
-            &Sampling {
-                temperature: 0.7,
-                ..s
-            },
-        );
-        assert_eq!(m["top_k"], json!(40));
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let mut cfg = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
+        cfg.backoff_initial = Duration::from_millis(500);
+        cfg.backoff_max = Duration::from_secs(30);
+        let exec = OpenAiExecutor::new(cfg).unwrap();
+        for attempt in 1..=40u32 {
+            let step = Duration::from_millis(500)
+                .saturating_mul(1u32 << (attempt - 1).min(20))
+                .min(Duration::from_secs(30));
+            for _ in 0..50 {
+                let b = exec.backoff(attempt, None);
+                assert!(
+                    b <= step && b >= step / 2,
+                    "attempt {attempt}: {b:?} vs {step:?}"
+                );
+                let b = exec.backoff(attempt, Some(Duration::from_secs(3600)));
+                assert_eq!(b, Duration::from_secs(30), "Retry-After beyond the cap");
+                let b = exec.backoff(attempt, Some(Duration::from_secs(20)));
+                assert!(b >= Duration::from_secs(20) && b <= Duration::from_secs(30));
+            }
+        }
     }
 }

@@ -1,11 +1,6 @@
-//! Helpers shared by the arithmetic families: number theory (gcd, primality,
-//! factorisation, modular powers) and defensive readers of instance metadata.
-
-use std::sync::OnceLock;
-
-use serde_json::Value;
-
-use crate::families::{Family, Level};
+//! Number theory shared by the arithmetic families: gcd, modular powers, deterministic
+//! primality, a small prime table. (Metadata, text and parameter plumbing live in
+//! `families::kit`.)
 
 /// Greatest common divisor (Euclid); `gcd(0, 0) == 0`.
 pub fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -92,49 +87,9 @@ pub fn small_primes() -> &'static [u64] {
     })
 }
 
-/// The documented parameters of `level`, built once per family and cloned afterwards.
-pub fn cached_params(
-    cache: &'static OnceLock<[Value; 5]>,
-    family: &dyn Family,
-    level: Level,
-) -> Value {
-    cache.get_or_init(|| {
-        std::array::from_fn(|i| family.level_params(Level::new(i as u8 + 1).expect("level 1..=5")))
-    })[level.idx()]
-    .clone()
-}
-
-/// Instance metadata: `params` first, then the given fields, built directly (the
-/// `json!` macro would re-serialise every nested `Value` it is given).
-pub fn metadata<const N: usize>(params: Value, fields: [(&str, Value); N]) -> Value {
-    let mut m = serde_json::Map::with_capacity(N + 1);
-    m.insert("params".to_string(), params);
-    for (k, v) in fields {
-        m.insert(k.to_string(), v);
-    }
-    Value::Object(m)
-}
-
-/// Read a `u64` field of an object.
-pub fn md_u64(meta: &Value, key: &str) -> Option<u64> {
-    meta.get(key)?.as_u64()
-}
-
 /// Whether all items differ (small slices: quadratic scan, no allocation).
 pub fn distinct(v: &[u64]) -> bool {
     v.iter().enumerate().all(|(i, x)| !v[..i].contains(x))
-}
-
-/// Format a `u64` list as `a, b and c` for question text.
-pub fn join_and(items: &[u64]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => {
-            let head: Vec<String> = init.iter().map(u64::to_string).collect();
-            format!("{} and {last}", head.join(", "))
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,21 +1,12 @@
-//! Helpers shared by the logic families: sampling distinct names and reading answers
-//! of the form "one choice from a fixed vocabulary".
+//! Answer vocabularies of the logic families: answers of the form "one choice from a
+//! fixed vocabulary" (yes/no, an option letter, kinship words), read with ASCII case
+//! folding only.
 
-use rand::seq::index::sample;
-use rand_chacha::ChaCha20Rng;
-
-/// `k` distinct entries of `list`, in random order.
-pub fn pick<'a>(rng: &mut ChaCha20Rng, list: &[&'a str], k: usize) -> Vec<&'a str> {
-    sample(rng, list.len(), k)
-        .into_iter()
-        .map(|i| list[i])
-        .collect()
-}
-
-/// Lower-case, hyphens read as spaces, whitespace collapsed: `Father-In-Law ` and
+/// ASCII lower-case (no Unicode case folding, so lookalikes such as U+212A KELVIN SIGN
+/// stay distinct), hyphens read as spaces, whitespace collapsed: `Father-In-Law ` and
 /// `father in law` compare equal.
 pub fn norm_words(s: &str) -> String {
-    s.to_lowercase()
+    s.to_ascii_lowercase()
         .replace('-', " ")
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -31,11 +22,15 @@ pub fn yes_no(s: &str) -> Option<bool> {
     }
 }
 
-/// A multiple-choice letter `A`..: `B`, `b`, `(B)` or `B)`; `None` for anything else.
+/// A multiple-choice letter `A`..: `B`, `b`, `(B)` or `B)` (the ways options are
+/// labelled); `None` for anything else, including an unbalanced `(B`, `B.` or `[B]`.
 pub fn choice_letter(s: &str, options: usize) -> Option<usize> {
     let t = s.trim();
-    let t = t.strip_prefix('(').unwrap_or(t);
-    let t = t.strip_suffix(')').unwrap_or(t).trim();
+    let t = match t.strip_suffix(')') {
+        Some(inner) => inner.strip_prefix('(').unwrap_or(inner),
+        None => t,
+    }
+    .trim();
     let mut it = t.chars();
     let c = it.next()?.to_ascii_uppercase();
     if it.next().is_some() || !c.is_ascii_uppercase() {
