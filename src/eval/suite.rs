@@ -40,6 +40,11 @@
 //! seed = 0              # the instance stream seed (optional)
 //! # feedback / dev / test / seed_harness may be overridden per task
 //!
+//! [[task]]              # the families of one role of a family split
+//! split = "paper-like"  # a built-in split (suites/splits/) or a split file
+//! role = "held_out"
+//! level = 1
+//!
 //! [[task]]              # a LiveCodeBench selection
 //! name = "lcb-fixtures"
 //! lcb = "../fixtures/lcb"
@@ -238,6 +243,8 @@ struct ProposerFile {
 struct TaskFile {
     family: Option<String>,
     families: Option<Vec<String>>,
+    split: Option<String>,
+    role: Option<String>,
     level: Option<u8>,
     lcb: Option<PathBuf>,
     name: Option<String>,
@@ -251,6 +258,48 @@ struct TaskFile {
     dev: Option<usize>,
     test: Option<usize>,
     seed_harness: Option<PathBuf>,
+}
+
+/// The families of `role` in split `name` (a built-in name such as `paper-like`, or a
+/// split file, relative to the suite's directory). Errors carry the field they concern.
+fn split_families(
+    name: &str,
+    role: Option<&str>,
+    base: &Path,
+) -> Result<Vec<String>, (&'static str, String)> {
+    let Some(role) = role else {
+        return Err((
+            "role",
+            "a split task needs the role whose families it runs (e.g. held_out)".into(),
+        ));
+    };
+    let builtin = families::splits::builtin_names().any(|n| n == name);
+    let arg = if builtin || Path::new(name).is_absolute() {
+        name.to_string()
+    } else {
+        base.join(name).display().to_string()
+    };
+    let split = families::splits::load(&arg).map_err(|e| ("split", e.to_string()))?;
+    match split.families(role) {
+        Some(f) if !f.is_empty() => Ok(f.iter().map(|s| s.to_string()).collect()),
+        Some(_) => Err((
+            "role",
+            format!("role `{role}` of split `{}` is empty", split.name),
+        )),
+        None => Err((
+            "role",
+            format!(
+                "split `{}` has no role `{role}` (its roles: {})",
+                split.name,
+                split
+                    .roles
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }
 
 /// Largest set size (sets are index ranges `SET_STRIDE` apart).
@@ -388,14 +437,20 @@ impl Suite {
                 .as_deref()
                 .map(resolve)
                 .unwrap_or(seed_harness.clone());
-            let names: Vec<String> = match (&t.family, &t.families, &t.lcb) {
-                (Some(n), None, None) => vec![n.clone()],
-                (None, Some(v), None) if !v.is_empty() => v.clone(),
-                (None, None, Some(_)) => Vec::new(),
+            if t.role.is_some() && t.split.is_none() {
+                return Err(err(&at("role"), "a role needs a split".into()));
+            }
+            let names: Vec<String> = match (&t.family, &t.families, &t.split, &t.lcb) {
+                (Some(n), None, None, None) => vec![n.clone()],
+                (None, Some(v), None, None) if !v.is_empty() => v.clone(),
+                (None, None, Some(name), None) => split_families(name, t.role.as_deref(), &base)
+                    .map_err(|(k, m)| err(&at(k), m))?,
+                (None, None, None, Some(_)) => Vec::new(),
                 _ => {
                     return Err(err(
                         &format!("task[{i}]"),
-                        "give exactly one of family, families (non-empty) or lcb".into(),
+                        "give exactly one of family, families (non-empty), split (with role) or lcb"
+                            .into(),
                     ));
                 }
             };
@@ -464,6 +519,8 @@ impl Suite {
                 for (j, n) in names.iter().enumerate() {
                     let field = if t.families.is_some() {
                         format!("task[{i}].families[{j}]")
+                    } else if t.split.is_some() {
+                        at("split")
                     } else {
                         at("family")
                     };
@@ -582,7 +639,7 @@ test = 9
             "{m}"
         );
         let m = e(&OK.replace("\"gcd\", ", "\"gcd\", \"nope\", "));
-        assert!(m.starts_with("s.toml:20: task[0].families[1]"), "{m}");
+        assert!(m.starts_with("s.toml:18: task[0].families[1]"), "{m}");
         let m = e(&OK.replace("test = 4", "test = 0"));
         assert!(m.starts_with("s.toml:12: sets.test: 0 is outside"), "{m}");
         let m = e(&OK.replace("family = \"maze\"", "family = \"maze\"\nlcb = \"x\""));
@@ -595,5 +652,49 @@ test = 9
         assert!(m.contains("worst"), "{m}");
         let m = e(&format!("{OK}\n[[task]]\nfamily = \"gcd\"\nlevel = 2\n"));
         assert!(m.contains("listed twice"), "{m}");
+    }
+
+    #[test]
+    fn a_split_role_names_its_families() {
+        let text = OK.replace(
+            "family = \"maze\"\ntest = 9",
+            "split = \"paper-like\"\nrole = \"held_out\"\nlevel = 1",
+        );
+        let s = Suite::parse(&text, Path::new("suites/t.toml")).unwrap();
+        let split = families::splits::load("paper-like").unwrap();
+        let want: Vec<String> = split
+            .families("held_out")
+            .unwrap()
+            .iter()
+            .map(|f| format!("{f}/L1"))
+            .collect();
+        let got: Vec<String> = s.tasks[2..].iter().map(|t| t.id.clone()).collect();
+        assert_eq!(got, want);
+        assert!(got.contains(&"largest_island/L1".to_string()), "{got:?}");
+        // Errors name the field: an unknown role, a missing role, a role alone, an
+        // unknown split.
+        let e = |text: String| {
+            Suite::parse(&text, Path::new("s.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let m = e(text.replace("held_out", "nope"));
+        assert!(
+            m.starts_with("s.toml:") && m.contains("task[1].role"),
+            "{m}"
+        );
+        assert!(m.contains("held_out"), "lists the roles: {m}");
+        let m = e(text.replace("role = \"held_out\"\n", ""));
+        assert!(m.contains("task[1].role"), "{m}");
+        let m = e(text.replace("split = \"paper-like\"\n", ""));
+        assert!(
+            m.contains("task[1].role") && m.contains("needs a split"),
+            "{m}"
+        );
+        let m = e(text.replace("paper-like", "no-such-split"));
+        assert!(
+            m.contains("task[1].split") && m.contains("category-holdout"),
+            "{m}"
+        );
     }
 }

@@ -29,7 +29,7 @@ pub mod parse;
 pub mod patch;
 pub mod template;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -427,6 +427,20 @@ pub struct OpenContext {
     pub stderr_log: Option<PathBuf>,
 }
 
+/// Opens `policy:CKPT` proposers. The compact learned policy lives in the trainer
+/// module, which builds on this one (so this module cannot name it): the trainer
+/// registers its opener once with [`register_policy_opener`], and from then on
+/// [`open`] (hence `hrl eval --proposer policy:CKPT`) opens checkpoints through it.
+pub type PolicyOpener = fn(&Path, &OpenContext) -> Result<Arc<dyn Proposer>, ProposerError>;
+
+static POLICY_OPENER: std::sync::OnceLock<PolicyOpener> = std::sync::OnceLock::new();
+
+/// Register the opener of `policy:` proposers (once per process; a second
+/// registration is refused and returns false).
+pub fn register_policy_opener(opener: PolicyOpener) -> bool {
+    POLICY_OPENER.set(opener).is_ok()
+}
+
 /// Open a proposer.
 pub fn open(spec: &ProposerSpec, ctx: &OpenContext) -> Result<Arc<dyn Proposer>, ProposerError> {
     match spec {
@@ -457,6 +471,9 @@ pub fn open(spec: &ProposerSpec, ctx: &OpenContext) -> Result<Arc<dyn Proposer>,
             argv,
             ctx.stderr_log.as_deref(),
         )?)),
+        ProposerSpec::Policy(p) if POLICY_OPENER.get().is_some() => {
+            POLICY_OPENER.get().expect("checked")(p, ctx)
+        }
         ProposerSpec::Policy(_) => Err(ProposerError::Unavailable {
             spec: spec.normalized(),
             message: "the compact learned policy is opened by the trainer module, which this \
@@ -490,8 +507,8 @@ mod tests {
         assert_eq!(f.label(), "file-oracle");
         let l = ProposerSpec::parse("llm:llama:qwen2.5-coder-0.5b,n_parallel=4").unwrap();
         assert_eq!(l.label(), "llm-qwen2.5-coder-0.5b");
-        let l = ProposerSpec::parse("llm:llama:/m/tuned.gguf").unwrap();
-        assert_eq!(l.label(), "llm-tuned");
+        let tuned = ProposerSpec::parse("llm:llama:/m/tuned.gguf").unwrap();
+        assert_eq!(tuned.label(), "llm-tuned");
         assert!(
             l.normalized()
                 .starts_with("llm:llama:qwen2.5-coder-0.5b,n_parallel=4")
@@ -519,5 +536,33 @@ mod tests {
         assert_eq!(candidate_seed(5, 0), candidate_seed(5, 0));
         assert_ne!(candidate_seed(5, 0), candidate_seed(5, 1));
         assert_ne!(candidate_seed(5, 0), candidate_seed(6, 0));
+    }
+
+    #[test]
+    fn policy_checkpoints_open_through_the_registered_opener() {
+        // The only registration in this test binary (the tests/eval binary checks the
+        // unregistered error).
+        fn opener(p: &Path, _: &OpenContext) -> Result<Arc<dyn Proposer>, ProposerError> {
+            if p == Path::new("missing.json") {
+                return Err(ProposerError::Unavailable {
+                    spec: format!("policy:{}", p.display()),
+                    message: "no such checkpoint".into(),
+                });
+            }
+            Ok(Arc::new(identity::IdentityProposer))
+        }
+        assert!(register_policy_opener(opener));
+        assert!(
+            !register_policy_opener(opener),
+            "a second registration is refused"
+        );
+        let ctx = OpenContext::default();
+        let p = open(&ProposerSpec::parse("policy:ck.json").unwrap(), &ctx).unwrap();
+        assert!(
+            !p.wants_report(),
+            "the registered opener's proposer came back"
+        );
+        let e = open(&ProposerSpec::parse("policy:missing.json").unwrap(), &ctx);
+        assert!(e.err().unwrap().to_string().contains("no such checkpoint"));
     }
 }

@@ -15,6 +15,8 @@ struct Hunk {
     start: Option<usize>,
     old: Vec<String>,
     new: Vec<String>,
+    /// The body in order: `' '` context, `'-'` removed, `'+'` added.
+    ops: Vec<(char, String)>,
 }
 
 fn header_start(line: &str) -> Option<usize> {
@@ -37,6 +39,7 @@ fn parse(diff: &str) -> Result<Vec<Hunk>, String> {
                 start: header_start(line),
                 old: Vec::new(),
                 new: Vec::new(),
+                ops: Vec::new(),
             });
             continue;
         }
@@ -58,17 +61,25 @@ fn parse(diff: &str) -> Result<Vec<Hunk>, String> {
             continue; // "\ No newline at end of file"
         }
         match line.chars().next() {
-            Some('+') => h.new.push(line[1..].to_string()),
-            Some('-') => h.old.push(line[1..].to_string()),
+            Some('+') => {
+                h.new.push(line[1..].to_string());
+                h.ops.push(('+', line[1..].to_string()));
+            }
+            Some('-') => {
+                h.old.push(line[1..].to_string());
+                h.ops.push(('-', line[1..].to_string()));
+            }
             Some(' ') => {
                 h.old.push(line[1..].to_string());
                 h.new.push(line[1..].to_string());
+                h.ops.push((' ', line[1..].to_string()));
             }
             // An empty line inside a hunk: an empty context line (editors strip the
             // leading space).
             None => {
                 h.old.push(String::new());
                 h.new.push(String::new());
+                h.ops.push((' ', String::new()));
             }
             Some(_) => {
                 return Err(format!(
@@ -83,9 +94,12 @@ fn parse(diff: &str) -> Result<Vec<Hunk>, String> {
     }
     // Trailing empty context lines are usually the blank line after the diff.
     for h in &mut hunks {
-        while h.old.last().is_some_and(|l| l.is_empty())
-            && h.new.last().is_some_and(|l| l.is_empty())
+        while h
+            .ops
+            .last()
+            .is_some_and(|(op, l)| *op == ' ' && l.is_empty())
         {
+            h.ops.pop();
             h.old.pop();
             h.new.pop();
         }
@@ -136,7 +150,8 @@ pub fn apply(original: &str, diff: &str) -> Result<String, String> {
             let n = lines.len();
             let mut found = None;
             'search: for loose in [false, true] {
-                for d in 0..=n {
+                // Outward from the hint until both ends of the text are covered.
+                for d in 0..=n.max(hint) {
                     for cand in [hint.checked_add(d), hint.checked_sub(d)]
                         .into_iter()
                         .flatten()
@@ -162,8 +177,23 @@ pub fn apply(original: &str, diff: &str) -> Result<String, String> {
                 k + 1
             ));
         };
-        lines.splice(at..at + h.old.len(), h.new.iter().cloned());
-        floor = at + h.new.len();
+        // Context lines keep the harness's text (a loose match may differ in
+        // trailing whitespace); removed lines go, added lines come in.
+        let mut replacement = Vec::with_capacity(h.new.len());
+        let mut i = at;
+        for (op, text) in &h.ops {
+            match op {
+                ' ' => {
+                    replacement.push(lines[i].clone());
+                    i += 1;
+                }
+                '-' => i += 1,
+                _ => replacement.push(text.clone()),
+            }
+        }
+        let added = replacement.len();
+        lines.splice(at..at + h.old.len(), replacement);
+        floor = at + added;
     }
     let mut out = lines.join("\n");
     if original.ends_with('\n') || original.is_empty() {

@@ -50,7 +50,9 @@ fn sandbox_cgroups(pid: u32) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
     while let Some((d, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if !p.is_dir() || p.is_symlink() {
@@ -92,7 +94,11 @@ fn kill_9_then_resume_equals_an_uninterrupted_run() {
     .unwrap();
     let body = "rounds = 2\ncandidates = 2\nsamples = 2\n[sets]\nfeedback = 2\ndev = 3\ntest = 4\n[[task]]\nfamilies = [\"gcd\", \"count_primes\"]\nlevel = 1\n";
     // The simulated model needs the gold answers of exactly these sets.
-    let probe = settings(&suite_text(&seed, &["identity"], body), dir.path(), &dir.path().join("x"));
+    let probe = settings(
+        &suite_text(&seed, &["identity"], body),
+        dir.path(),
+        &dir.path().join("x"),
+    );
     let server = SimulatedServer::start(SimModel::for_settings(&probe), Duration::from_millis(30));
     let exec = format!("openai:{}#sim,max_connections=16", server.url());
     let suite = dir.path().join("kill.toml");
@@ -131,12 +137,16 @@ fn kill_9_then_resume_equals_an_uninterrupted_run() {
     let busy = wait_until(Duration::from_secs(120), || {
         lines(&b.join("rounds.jsonl")) >= 3 && !sandbox_processes(pid).is_empty()
     });
-    assert!(busy, "the run never had sandboxes alive after round records");
+    assert!(
+        busy,
+        "the run never had sandboxes alive after round records"
+    );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     // Nothing of the killed run keeps running (bubblewrap dies with its parent).
     assert!(
-        wait_until(Duration::from_secs(15), || sandbox_processes(pid).is_empty()),
+        wait_until(Duration::from_secs(15), || sandbox_processes(pid)
+            .is_empty()),
         "sandbox processes of the killed run survive: {:?}",
         sandbox_processes(pid)
     );
@@ -148,15 +158,26 @@ fn kill_9_then_resume_equals_an_uninterrupted_run() {
         .args(["--no-cache", "--no-progress", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let sb: Summary = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(comparable_part(&sa), comparable_part(&sb));
     assert_eq!(sb, summary(&b));
     // No completed rollout ran again: the resumed process ran exactly the ones that
     // were not logged before the kill.
-    assert_eq!(sb.run_stats.rollouts_run + logged as u64, sa.run_stats.rollouts_run);
+    assert_eq!(
+        sb.run_stats.rollouts_run + logged as u64,
+        sa.run_stats.rollouts_run
+    );
     // The killed run's cgroups were swept when the resumed run opened the sandbox.
-    assert!(sandbox_cgroups(pid).is_empty(), "{:?}", sandbox_cgroups(pid));
+    assert!(
+        sandbox_cgroups(pid).is_empty(),
+        "{:?}",
+        sandbox_cgroups(pid)
+    );
     // A resumed run refuses other settings.
     let bad = Command::new(hrl())
         .args(["eval", "--resume"])
@@ -175,8 +196,13 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
     // A private HRL_HOME: the model linked in, an empty completion cache.
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(m.path(), home.path().join("models").join(m.path().file_name().unwrap()))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        m.path(),
+        home.path()
+            .join("models")
+            .join(m.path().file_name().unwrap()),
+    )
+    .unwrap();
     let out = home.path().join("run");
     let st = Command::new(hrl())
         .env("HRL_HOME", home.path())
@@ -187,7 +213,11 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
         .arg("--no-progress")
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let text = String::from_utf8_lossy(&st.stdout);
     assert!(text.contains("| **overall** |"), "{text}");
     let s = summary(&out);
@@ -197,7 +227,10 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
         serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["executor"]["model_id"], m.sha256);
     assert!(cfg["git_commit"].as_str().unwrap().len() >= 7);
-    assert_eq!(cfg["proposer"]["details"]["template"]["version"], "proposer-v1");
+    assert_eq!(
+        cfg["proposer"]["details"]["template"]["version"],
+        "proposer-v1"
+    );
     // Every rollout came from the model (the cache was empty), every candidate is
     // recorded with its raw output, and the report exists.
     let rollouts: Vec<harness_rl::harness::rollout::Rollout> =
@@ -205,7 +238,14 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
     assert!(!rollouts.is_empty());
     assert!(rollouts.iter().all(|r| r.calls.iter().all(|c| !c.cached)));
     let cs = candidates(&out);
-    assert_eq!(cs.len() as u32, s.rounds * s.candidates * s.samples * s.tasks.len() as u32);
+    assert_eq!(
+        cs.len() as u32,
+        s.rounds * s.candidates * s.samples * s.tasks.len() as u32
+    );
     assert!(cs.iter().all(|c| c.raw.is_some()));
-    assert!(std::fs::read_to_string(out.join("report.md")).unwrap().contains("# Evaluation: smoke"));
+    assert!(
+        std::fs::read_to_string(out.join("report.md"))
+            .unwrap()
+            .contains("# Evaluation: smoke")
+    );
 }

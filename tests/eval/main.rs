@@ -48,9 +48,9 @@ fn best_keeps_a_candidate_only_when_it_beats_the_parent() {
     let none = leak(marked("SIM-NONE"));
     let good_note = leak(format!("notes = [\"x\"]\n{}", marked("SIM-GOOD")));
     let p = Arc::new(ScriptedProposer::new(vec![
-        vec![none, good],       // round 1: GOOD (dev 1) beats the parent (dev 0)
-        vec![none, "PARENT"],   // round 2: NONE is worse; the parent is unchanged
-        vec![good_note],        // round 3: a tie with the parent keeps the parent
+        vec![none, good],     // round 1: GOOD (dev 1) beats the parent (dev 0)
+        vec![none, "PARENT"], // round 2: NONE is worse; the parent is unchanged
+        vec![good_note],      // round 3: a tie with the parent keeps the parent
     ]));
     let exec = sim_exec(&s);
     let o = run_with(&s, &exec, vec![p], false).unwrap();
@@ -80,7 +80,10 @@ fn best_keeps_a_candidate_only_when_it_beats_the_parent() {
         ]
     );
     let m = &o[0].summary.tasks[0].metrics;
-    assert_eq!((m.seed_test.mean, m.final_test.mean, m.gain.mean), (0.0, 1.0, 1.0));
+    assert_eq!(
+        (m.seed_test.mean, m.final_test.mean, m.gain.mean),
+        (0.0, 1.0, 1.0)
+    );
     // One of three rounds accepted a revision; no candidate was invalid.
     assert!((m.accepted_rate.mean - 1.0 / 3.0).abs() < 1e-12);
     assert_eq!(m.invalid_rate.mean, 0.0);
@@ -123,7 +126,11 @@ fn llm_proposer_invalid_revisions_are_counted_and_logged_with_raw_output() {
     let out = dir.path().join("run");
     let (k, g, m) = (2u32, 4u32, 3u32);
     let s = settings(
-        &suite_text(&zero_shot(), &["llm:llama:sim-model"], &one_task(k, g, m, "")),
+        &suite_text(
+            &zero_shot(),
+            &["llm:llama:sim-model"],
+            &one_task(k, g, m, ""),
+        ),
         dir.path(),
         &out,
     );
@@ -142,12 +149,22 @@ fn llm_proposer_invalid_revisions_are_counted_and_logged_with_raw_output() {
     }
     let cs = candidates(&out);
     assert_eq!(cs.len(), (k * g * m) as usize);
-    let invalid: Vec<_> = cs.iter().filter(|c| c.status == CandidateStatus::Invalid).collect();
+    let invalid: Vec<_> = cs
+        .iter()
+        .filter(|c| c.status == CandidateStatus::Invalid)
+        .collect();
     assert_eq!(invalid.len(), expected_invalid);
-    assert!(expected_invalid > 0, "the seeds give no prose at all; pick another seed");
+    assert!(
+        expected_invalid > 0,
+        "the seeds give no prose at all; pick another seed"
+    );
     for c in &invalid {
         assert_eq!(c.raw.as_deref(), Some(PROSE));
-        assert!(c.reason.as_deref().unwrap().contains("no ```toml"), "{:?}", c.reason);
+        assert!(
+            c.reason.as_deref().unwrap().contains("no ```toml"),
+            "{:?}",
+            c.reason
+        );
         assert_eq!(c.hash, None);
     }
     let sum = &o[0].summary;
@@ -176,12 +193,22 @@ fn llm_proposer_invalid_revisions_are_counted_and_logged_with_raw_output() {
     // The proposer's prompt and every raw output are in proposals.jsonl.
     let ps = proposals(&out);
     assert_eq!(ps.len(), (k * m) as usize);
-    assert!(ps.iter().all(|p| p.prompt.as_ref().is_some_and(|t| t.contains("# Current harness"))));
+    assert!(ps.iter().all(|p| {
+        p.prompt
+            .as_ref()
+            .is_some_and(|t| t.contains("# Current harness"))
+    }));
     // The run is a function of its seed: once more, the same records.
     let out2 = dir.path().join("run2");
-    let s2 = harness_rl::eval::config::EvalSettings { out: out2.clone(), ..s.clone() };
+    let s2 = harness_rl::eval::config::EvalSettings {
+        out: out2.clone(),
+        ..s.clone()
+    };
     let o2 = run_sim(&s2, &sim_exec(&s2), false).unwrap();
-    assert_eq!(comparable_part(&o[0].summary), comparable_part(&o2[0].summary));
+    assert_eq!(
+        comparable_part(&o[0].summary),
+        comparable_part(&o2[0].summary)
+    );
 }
 
 #[test]
@@ -224,11 +251,18 @@ fn identical_harnesses_are_scored_once_across_samples_and_rounds() {
     assert_eq!(keys.len(), 24);
     let cs = candidates(&out);
     let st = |r: u32| -> Vec<CandidateStatus> {
-        cs.iter().filter(|c| c.sample == 0 && c.round == r).map(|c| c.status).collect()
+        cs.iter()
+            .filter(|c| c.sample == 0 && c.round == r)
+            .map(|c| c.status)
+            .collect()
     };
     assert_eq!(
         st(1),
-        vec![CandidateStatus::Scored, CandidateStatus::Duplicate, CandidateStatus::Unchanged]
+        vec![
+            CandidateStatus::Scored,
+            CandidateStatus::Duplicate,
+            CandidateStatus::Unchanged
+        ]
     );
     assert_eq!(st(2), vec![CandidateStatus::Unchanged]);
 }
@@ -295,12 +329,26 @@ fn resume_after_an_interruption_equals_an_uninterrupted_run() {
     };
     // Uninterrupted.
     let a_out = dir.path().join("a");
-    let sa = settings(&suite_text(&zero_shot(), &["cmd:scripted"], &body), dir.path(), &a_out);
+    let sa = settings(
+        &suite_text(&zero_shot(), &["cmd:scripted"], &body),
+        dir.path(),
+        &a_out,
+    );
     let ea = sim_exec(&sa);
-    let a = run_with(&sa, &ea, vec![Arc::new(ScriptedProposer::new(script()))], false).unwrap();
+    let a = run_with(
+        &sa,
+        &ea,
+        vec![Arc::new(ScriptedProposer::new(script()))],
+        false,
+    )
+    .unwrap();
     // Interrupted at the proposer's fourth call (of eight), then resumed.
     let b_out = dir.path().join("b");
-    let sb = settings(&suite_text(&zero_shot(), &["cmd:scripted"], &body), dir.path(), &b_out);
+    let sb = settings(
+        &suite_text(&zero_shot(), &["cmd:scripted"], &body),
+        dir.path(),
+        &b_out,
+    );
     let eb = sim_exec(&sb);
     let mut failing = ScriptedProposer::new(script());
     failing.fail_at = Some(3);
@@ -310,10 +358,24 @@ fn resume_after_an_interruption_equals_an_uninterrupted_run() {
     let logged = rollout_keys(&b_out).len();
     assert!(logged > 0 && before > 0);
     // A fresh run into the same directory is refused; --resume continues it.
-    let again = run_with(&sb, &eb, vec![Arc::new(ScriptedProposer::new(script()))], false);
+    let again = run_with(
+        &sb,
+        &eb,
+        vec![Arc::new(ScriptedProposer::new(script()))],
+        false,
+    );
     assert!(again.unwrap_err().to_string().contains("--resume"));
-    let b = run_with(&sb, &eb, vec![Arc::new(ScriptedProposer::new(script()))], true).unwrap();
-    assert_eq!(comparable_part(&a[0].summary), comparable_part(&b[0].summary));
+    let b = run_with(
+        &sb,
+        &eb,
+        vec![Arc::new(ScriptedProposer::new(script()))],
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        comparable_part(&a[0].summary),
+        comparable_part(&b[0].summary)
+    );
     // No completed rollout ran twice: the two parts made as many executor calls as
     // the uninterrupted run, and the resumed part reused what was logged.
     let total = eb.calls.load(std::sync::atomic::Ordering::SeqCst);
@@ -323,8 +385,17 @@ fn resume_after_an_interruption_equals_an_uninterrupted_run() {
     assert_eq!(keys.len(), keys.iter().collect::<HashSet<_>>().len());
     assert_eq!(keys.len(), rollout_keys(&a_out).len());
     // Resuming a finished run recomputes the same summary and runs nothing.
-    let c = run_with(&sb, &eb, vec![Arc::new(ScriptedProposer::new(script()))], true).unwrap();
-    assert_eq!(comparable_part(&a[0].summary), comparable_part(&c[0].summary));
+    let c = run_with(
+        &sb,
+        &eb,
+        vec![Arc::new(ScriptedProposer::new(script()))],
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        comparable_part(&a[0].summary),
+        comparable_part(&c[0].summary)
+    );
     assert_eq!(eb.calls.load(std::sync::atomic::Ordering::SeqCst), total);
     assert_eq!(c[0].summary.run_stats.rollouts_run, 0);
 }
@@ -338,7 +409,11 @@ fn several_proposers_share_one_run_and_are_compared() {
     std::fs::write(&good, marked("SIM-GOOD")).unwrap();
     let file_spec = format!("file:{}", good.display());
     let s = settings(
-        &suite_text(&zero_shot(), &["identity", &file_spec], &one_task(2, 2, 2, "")),
+        &suite_text(
+            &zero_shot(),
+            &["identity", &file_spec],
+            &one_task(2, 2, 2, ""),
+        ),
         dir.path(),
         &out,
     );
@@ -379,12 +454,22 @@ fn cmd_proposer_speaks_the_protocol() {
     let out = dir.path().join("run");
     let example = repo().join("examples/proposer.py");
     let spec = format!("cmd:python3 {}", example.display());
-    let s = settings(&suite_text(&zero_shot(), &[&spec], &one_task(2, 3, 1, "")), dir.path(), &out);
+    let s = settings(
+        &suite_text(&zero_shot(), &[&spec], &one_task(2, 3, 1, "")),
+        dir.path(),
+        &out,
+    );
     let o = run_sim(&s, &sim_exec(&s), false).unwrap();
     let cs = candidates(&out);
     assert_eq!(cs.len(), 6);
-    assert!(cs.iter().all(|c| c.status != CandidateStatus::Invalid), "{cs:?}");
-    assert!(cs.iter().all(|c| c.form == Some(harness_rl::proposer::RevisionForm::Edits)));
+    assert!(
+        cs.iter().all(|c| c.status != CandidateStatus::Invalid),
+        "{cs:?}"
+    );
+    assert!(
+        cs.iter()
+            .all(|c| c.form == Some(harness_rl::proposer::RevisionForm::Edits))
+    );
     let id = &o[0].summary.proposer_spec;
     assert!(id.starts_with("cmd:python3"), "{id}");
     // A program that answers garbage: every candidate of the round is invalid, with
@@ -397,7 +482,11 @@ fn cmd_proposer_speaks_the_protocol() {
     .unwrap();
     let out2 = dir.path().join("run2");
     let s2 = settings(
-        &suite_text(&zero_shot(), &[&format!("cmd:python3 {}", garbage.display())], &one_task(1, 2, 1, "")),
+        &suite_text(
+            &zero_shot(),
+            &[&format!("cmd:python3 {}", garbage.display())],
+            &one_task(1, 2, 1, ""),
+        ),
         dir.path(),
         &out2,
     );
@@ -406,14 +495,22 @@ fn cmd_proposer_speaks_the_protocol() {
     assert_eq!(cs.len(), 2);
     for c in &cs {
         assert_eq!(c.status, CandidateStatus::Invalid);
-        assert!(c.reason.as_deref().unwrap().contains("not JSON"), "{:?}", c.reason);
+        assert!(
+            c.reason.as_deref().unwrap().contains("not JSON"),
+            "{:?}",
+            c.reason
+        );
         assert_eq!(c.raw.as_deref(), Some("not json"));
     }
     let dead = dir.path().join("dead.py");
     std::fs::write(&dead, "import sys\nsys.stdin.readline()\nsys.exit(3)\n").unwrap();
     let out3 = dir.path().join("run3");
     let s3 = settings(
-        &suite_text(&zero_shot(), &[&format!("cmd:python3 {}", dead.display())], &one_task(1, 2, 1, "")),
+        &suite_text(
+            &zero_shot(),
+            &[&format!("cmd:python3 {}", dead.display())],
+            &one_task(1, 2, 1, ""),
+        ),
         dir.path(),
         &out3,
     );
@@ -436,7 +533,10 @@ fn file_proposer_finds_harnesses_by_task_key() {
     };
     let p = open(format!("{}/oracle-{{key}}.toml", d.display())).unwrap();
     let files = &p.identity().details["files"];
-    assert!(files.get("gcd").is_some() && files.get("maze").is_some(), "{files}");
+    assert!(
+        files.get("gcd").is_some() && files.get("maze").is_some(),
+        "{files}"
+    );
     assert_eq!(p.identity().label, "file-oracle");
     // A directory: files named by key.
     let sub = d.join("dir");
@@ -445,10 +545,18 @@ fn file_proposer_finds_harnesses_by_task_key() {
     let p = open(sub.display().to_string()).unwrap();
     assert!(p.identity().details["files"].get("default").is_some());
     // A broken harness file is an error naming it; no match is an error too.
-    std::fs::write(d.join("oracle-bad.toml"), "[strategy]\nkind = \"telepathy\"\n").unwrap();
-    let e = open(format!("{}/oracle-{{key}}.toml", d.display())).err().unwrap();
+    std::fs::write(
+        d.join("oracle-bad.toml"),
+        "[strategy]\nkind = \"telepathy\"\n",
+    )
+    .unwrap();
+    let e = open(format!("{}/oracle-{{key}}.toml", d.display()))
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("oracle-bad.toml"), "{e}");
-    let e = open(format!("{}/none-{{key}}.toml", d.display())).err().unwrap();
+    let e = open(format!("{}/none-{{key}}.toml", d.display()))
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("no file matches"), "{e}");
     assert!(open(d.join("missing.toml").display().to_string()).is_err());
 }
@@ -462,9 +570,27 @@ fn shipped_suites_parse() {
         }
         let s = harness_rl::eval::suite::Suite::load(&p).unwrap_or_else(|e| panic!("{e}"));
         assert!(!s.tasks.is_empty());
-        assert!(s.tasks.iter().all(|t| t.seed_harness.exists()), "{}", p.display());
+        assert!(
+            s.tasks.iter().all(|t| t.seed_harness.exists()),
+            "{}",
+            p.display()
+        );
         for spec in &s.proposers {
             ProposerSpec::parse(spec).unwrap();
+            // A fixed harness per task must exist for every task of the suite.
+            if let Some(path) = spec.strip_prefix("file:")
+                && path.contains("{key}")
+            {
+                for t in &s.tasks {
+                    let f = path.replace("{key}", &t.key());
+                    assert!(
+                        std::path::Path::new(&f).exists(),
+                        "{}: {spec}: no {f} for task {}",
+                        p.display(),
+                        t.id
+                    );
+                }
+            }
         }
     }
 }

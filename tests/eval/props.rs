@@ -87,14 +87,27 @@ fn lcb_sets_are_disjoint_problem_sets() {
             sets: SetSizes::default(),
             seed_harness: PathBuf::from("unused.toml"),
         };
-        let sizes = SetSizes { feedback: 4, dev: 5, test: 6 };
+        let sizes = SetSizes {
+            feedback: 4,
+            dev: 5,
+            test: 6,
+        };
         let s = sets::build(&t, sizes, &TaskContext::default()).unwrap();
         let ids = s.ids();
-        let all: Vec<&String> = ids.feedback.iter().chain(&ids.dev).chain(&ids.test).collect();
+        let all: Vec<&String> = ids
+            .feedback
+            .iter()
+            .chain(&ids.dev)
+            .chain(&ids.test)
+            .collect();
         assert_eq!(all.len(), 15);
         assert_eq!(all.iter().collect::<HashSet<_>>().len(), 15, "seed {seed}");
         // More problems than exist: refused.
-        let too_many = SetSizes { feedback: 100, dev: 100, test: 100 };
+        let too_many = SetSizes {
+            feedback: 100,
+            dev: 100,
+            test: 100,
+        };
         assert!(sets::build(&t, too_many, &TaskContext::default()).is_err());
     }
 }

@@ -100,7 +100,14 @@ pub fn run_with(
     proposers: Vec<Arc<dyn Proposer>>,
     resume: bool,
 ) -> Result<Vec<ArmOutcome>, eval::EvalError> {
-    eval::run_with(settings, &backend(exec), sandbox(), &proposers, resume, &|_| {})
+    eval::run_with(
+        settings,
+        &backend(exec),
+        sandbox(),
+        &proposers,
+        resume,
+        &|_| {},
+    )
 }
 
 pub fn parse_toml(text: &str) -> Harness {
