@@ -335,13 +335,13 @@ fn overall_of(data: &[TaskData]) -> Metrics {
 
 /// Group records by (task, sample) (the first record of each round wins, as on
 /// resume).
+type RoundsBySample<'a> = BTreeMap<(String, u32), BTreeMap<u32, &'a RoundRecord>>;
+type CandidatesBySample<'a> = BTreeMap<(String, u32), Vec<&'a CandidateRecord>>;
+
 fn index<'a>(
     rounds: &'a [RoundRecord],
     candidates: &'a [CandidateRecord],
-) -> (
-    BTreeMap<(String, u32), BTreeMap<u32, &'a RoundRecord>>,
-    BTreeMap<(String, u32), Vec<&'a CandidateRecord>>,
-) {
+) -> (RoundsBySample<'a>, CandidatesBySample<'a>) {
     let mut r: BTreeMap<(String, u32), BTreeMap<u32, &RoundRecord>> = BTreeMap::new();
     for x in rounds {
         r.entry((x.task.clone(), x.sample))

@@ -8,9 +8,9 @@
 //!   `DIR/default.{toml,json,py}` covers tasks without their own file;
 //! - a pattern with `{key}` in the file name: `suites/harnesses/oracle-{key}.toml`
 //!   (`oracle-{key}` or `oracle-{key}.*`: any harness extension).
-//! Every file is
-//! loaded and validated when the proposer opens, so a broken oracle is an error before
-//! the run starts, naming the file. A task with no file gets an invalid candidate that
+//!
+//! Every file is loaded and validated when the proposer opens, so a broken oracle is
+//! an error before the run starts, naming the file. A task with no file gets an invalid candidate that
 //! says so (its parent is kept).
 //!
 //! Each round returns the harness once (the evaluator scores it on the dev set and

@@ -47,10 +47,10 @@ impl LlmProposer {
             max_tokens: settings.max_tokens,
             ..Sampling::default()
         };
-        if !(probe.temperature.is_finite() && (0.0..=2.0).contains(&probe.temperature))
-            || !(probe.top_p > 0.0 && probe.top_p <= 1.0)
-            || probe.max_tokens == 0
-        {
+        let temperature_ok =
+            probe.temperature.is_finite() && (0.0..=2.0).contains(&probe.temperature);
+        let top_p_ok = probe.top_p > 0.0 && probe.top_p <= 1.0;
+        if !(temperature_ok && top_p_ok) || probe.max_tokens == 0 {
             return Err(ProposerError::Usage(format!(
                 "llm proposer: temperature must be in 0..=2, top_p in (0, 1], max_tokens >= 1 (got {}, {}, {})",
                 probe.temperature, probe.top_p, probe.max_tokens

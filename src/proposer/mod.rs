@@ -191,6 +191,9 @@ pub enum RevisionForm {
 }
 
 /// A candidate's outcome.
+// A round holds G of these at a time: the size difference between the variants does
+// not matter, and a box would only add noise at every construction and match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Revision {
     Harness {

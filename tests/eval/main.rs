@@ -318,9 +318,7 @@ fn the_candidates_of_a_round_are_scored_as_one_executor_batch() {
 fn resume_after_an_interruption_equals_an_uninterrupted_run() {
     let _g = heavy();
     let dir = tempfile::tempdir().unwrap();
-    let body = format!(
-        "rounds = 2\ncandidates = 2\nsamples = 2\n[sets]\nfeedback = 2\ndev = 3\ntest = 4\n[[task]]\nfamilies = [\"gcd\", \"count_primes\"]\nlevel = 1\n"
-    );
+    let body = "rounds = 2\ncandidates = 2\nsamples = 2\n[sets]\nfeedback = 2\ndev = 3\ntest = 4\n[[task]]\nfamilies = [\"gcd\", \"count_primes\"]\nlevel = 1\n".to_string();
     let script = || {
         vec![
             vec![leak(marked("SIM-HALF")), "INVALID"],
