@@ -40,15 +40,25 @@ models: build
 humaneval: build
 	$(HRL) humaneval fetch --quiet
 
+# The harness-resampling protocol on CPU in minutes (suites/demo.toml): identity vs a
+# prompted Qwen2.5-Coder-0.5B proposer vs the oracle harnesses, the table with CIs.
+# Reruns continue the same run directory (--resume), so an interrupted demo finishes
+# where it stopped and a finished one only prints its tables again.
+# DEMO_FLAGS="--limit 2" for a quick mechanical check (marked not comparable).
+DEMO_OUT ?= runs/demo/eval
+DEMO_FLAGS ?=
 demo: build
 	@mkdir -p runs/demo
-	$(HRL) tasks list
 	$(HRL) tasks gen all --n 3 --seed 0 --level 1 --out runs/demo/instances.jsonl
 	@python3 -c 'import json,sys; [print(json.dumps({**json.loads(l), "response": "<answer>" + json.loads(l)["answer"] + "</answer>"})) for l in open("runs/demo/instances.jsonl")]' > runs/demo/gold_responses.jsonl
 	$(HRL) tasks score runs/demo/gold_responses.jsonl > runs/demo/scored.jsonl
-	$(HRL) models fetch smollm2-135m --quiet
-	$(HRL) generate --model smollm2-135m --system "Answer briefly." --prompt "What is 7 times 6?" --max-tokens 48 --json > runs/demo/generate.jsonl
-	@echo "demo outputs in runs/demo/"
+	$(HRL) models fetch qwen2.5-coder-0.5b --quiet
+	@if [ -e $(DEMO_OUT)/eval.json ] || [ -e $(DEMO_OUT)/config.json ]; then \
+	  $(HRL) eval --resume $(DEMO_OUT); \
+	else \
+	  $(HRL) eval --suite suites/demo.toml --out $(DEMO_OUT) $(DEMO_FLAGS); \
+	fi
+	@echo "demo outputs in runs/demo/ (evaluation: $(DEMO_OUT)/comparison.md and one run directory per proposer)"
 
 bench: build
 	$(CARGO) bench --bench families

@@ -68,6 +68,8 @@ classified_types!(
     crate::task::TaskError,
     crate::harness::HarnessError,
     crate::harness::runtime::RunError,
+    crate::proposer::ProposerError,
+    crate::eval::EvalError,
 );
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 pub mod codetasks;
 pub mod error;
+pub mod eval;
 pub mod executor;
 pub mod families;
 pub mod harness;
@@ -16,6 +17,7 @@ pub mod humaneval;
 pub mod jsonl;
 pub mod lcb;
 pub mod models;
+pub mod proposer;
 pub mod sandbox;
 pub mod serve;
 pub mod stats;

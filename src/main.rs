@@ -44,6 +44,9 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// Run one harness on a task set with an executor; print a per-group table.
     Run(cli::run::RunArgs),
+    /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
+    /// hierarchical confidence intervals (a suite file names tasks and defaults).
+    Eval(cli::eval::EvalArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "llama")]
         Command::Serve(a) => cli::serve::run(a),
         Command::Run(a) => cli::run::run(a),
+        Command::Eval(a) => cli::eval::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

@@ -14,6 +14,17 @@
 //! - [`pass_at_k`]: the unbiased pass@k estimator of the Codex paper (LiveCodeBench's).
 //! - [`normal_quantile`]: the inverse standard normal CDF (Acklam's rational
 //!   approximation refined by one Halley step; error below 1e-12 on (0, 1)).
+//! - [`hierarchical_mean`], [`hierarchical_bootstrap_ci`]: two-stage data (groups,
+//!   e.g. harness samples, each with its own units, e.g. test instances). The point
+//!   estimate is the mean of the group means (each group weighs the same); the
+//!   interval resamples groups with replacement, then units with replacement within
+//!   each chosen group (the harness is a random variable, and so are the instances).
+//!   [`stratified_hierarchical_ci`] does the same inside each stratum (task) and
+//!   averages the strata, which are fixed, not resampled.
+//! - [`paired_differences`] + the same bootstraps: paired comparisons on identical
+//!   groups and units (`b - a` per unit), so shared instance difficulty cancels.
+//! - [`hierarchical_select_ci`]: the interval of a statistic that picks one group per
+//!   resample (best-of-M selected by another score), resampling groups then units.
 
 use rand::Rng;
 use rand::SeedableRng;
@@ -286,6 +297,254 @@ fn erfc_cf(x: f64) -> f64 {
     (-x * x).exp() / std::f64::consts::PI.sqrt() / f
 }
 
+/// A mean over two-stage data with its interval and sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HierEstimate {
+    pub mean: f64,
+    /// `None` when there is no data (or no interval could be formed).
+    pub ci: Option<Interval>,
+    /// Groups (harness samples; summed over strata).
+    pub groups: usize,
+    /// Units over all groups (instances, candidates, rounds).
+    pub n: usize,
+}
+
+impl HierEstimate {
+    /// An estimate with no data.
+    pub fn empty() -> HierEstimate {
+        HierEstimate {
+            mean: 0.0,
+            ci: None,
+            groups: 0,
+            n: 0,
+        }
+    }
+}
+
+/// The groups that have at least one unit.
+fn nonempty(groups: &[Vec<f64>]) -> Vec<&[f64]> {
+    groups
+        .iter()
+        .filter(|g| !g.is_empty())
+        .map(Vec::as_slice)
+        .collect()
+}
+
+/// The mean of the group means over the groups that have units; `None` when none has.
+pub fn hierarchical_mean(groups: &[Vec<f64>]) -> Option<f64> {
+    let g = nonempty(groups);
+    if g.is_empty() {
+        return None;
+    }
+    Some(
+        g.iter()
+            .map(|x| x.iter().sum::<f64>() / x.len() as f64)
+            .sum::<f64>()
+            / g.len() as f64,
+    )
+}
+
+/// One two-stage resample of `groups` (non-empty groups only): the mean of the
+/// resampled group means.
+fn resample_once(g: &[&[f64]], rng: &mut ChaCha8Rng) -> f64 {
+    let m = g.len();
+    let mut total = 0.0;
+    for _ in 0..m {
+        let grp = g[rng.random_range(0..m)];
+        let n = grp.len();
+        let mut s = 0.0;
+        for _ in 0..n {
+            s += grp[rng.random_range(0..n)];
+        }
+        total += s / n as f64;
+    }
+    total / m as f64
+}
+
+fn percentile_interval(mut stats: Vec<f64>, level: f64) -> Option<Interval> {
+    stats.sort_by(f64::total_cmp);
+    let alpha = (1.0 - level) / 2.0;
+    Some(Interval {
+        lo: percentile(&stats, alpha)?,
+        hi: percentile(&stats, 1.0 - alpha)?,
+        level,
+    })
+}
+
+fn valid_level(level: f64) -> bool {
+    level > 0.0 && level < 1.0
+}
+
+/// The two-stage (hierarchical) percentile bootstrap of [`hierarchical_mean`]: each
+/// resample draws as many groups as there are (non-empty) groups, with replacement,
+/// and within each drawn group as many units as it has, with replacement. Empty
+/// groups are left out. ChaCha8 seeded with `seed`.
+pub fn hierarchical_bootstrap_ci(
+    groups: &[Vec<f64>],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Option<Interval> {
+    if nonempty(groups).is_empty() || resamples == 0 || !valid_level(level) {
+        return None;
+    }
+    percentile_interval(hierarchical_stats(groups, resamples, seed), level)
+}
+
+/// The resampled statistics behind [`hierarchical_bootstrap_ci`].
+fn hierarchical_stats(groups: &[Vec<f64>], resamples: usize, seed: u64) -> Vec<f64> {
+    let g = nonempty(groups);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..resamples)
+        .map(|_| resample_once(&g, &mut rng))
+        .collect()
+}
+
+/// [`hierarchical_mean`] with its [`hierarchical_bootstrap_ci`] and sizes.
+pub fn hierarchical_estimate(groups: &[Vec<f64>], level: f64, seed: u64) -> HierEstimate {
+    let g = nonempty(groups);
+    match hierarchical_mean(groups) {
+        None => HierEstimate::empty(),
+        Some(mean) => HierEstimate {
+            mean,
+            ci: hierarchical_bootstrap_ci(groups, DEFAULT_RESAMPLES, level, seed),
+            groups: g.len(),
+            n: g.iter().map(|x| x.len()).sum(),
+        },
+    }
+}
+
+/// Several strata (tasks), each two-stage data: the estimate is the mean over the
+/// strata that have data of each stratum's [`hierarchical_mean`]; the interval
+/// resamples within every stratum independently (strata are fixed), as
+/// [`hierarchical_bootstrap_ci`] does, and averages.
+pub fn stratified_hierarchical_estimate(
+    strata: &[Vec<Vec<f64>>],
+    level: f64,
+    seed: u64,
+) -> HierEstimate {
+    let s: Vec<Vec<&[f64]>> = strata
+        .iter()
+        .map(|g| nonempty(g))
+        .filter(|g| !g.is_empty())
+        .collect();
+    if s.is_empty() {
+        return HierEstimate::empty();
+    }
+    let means: Vec<f64> = strata.iter().filter_map(|g| hierarchical_mean(g)).collect();
+    let mean = means.iter().sum::<f64>() / means.len() as f64;
+    let ci = if valid_level(level) {
+        percentile_interval(stratified_stats(&s, DEFAULT_RESAMPLES, seed), level)
+    } else {
+        None
+    };
+    HierEstimate {
+        mean,
+        ci,
+        groups: s.iter().map(Vec::len).sum(),
+        n: s.iter().flatten().map(|x| x.len()).sum(),
+    }
+}
+
+/// The resampled statistics behind [`stratified_hierarchical_estimate`].
+fn stratified_stats(strata: &[Vec<&[f64]>], resamples: usize, seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..resamples)
+        .map(|_| {
+            strata
+                .iter()
+                .map(|g| resample_once(g, &mut rng))
+                .sum::<f64>()
+                / strata.len() as f64
+        })
+        .collect()
+}
+
+/// Unit-by-unit differences `b - a` of two two-stage data sets measured on identical
+/// groups and units. `None` (naming nothing) when the shapes differ: a paired
+/// comparison of different instances is meaningless.
+pub fn paired_differences(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.len() != y.len()) {
+        return None;
+    }
+    Some(
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| x.iter().zip(y).map(|(p, q)| q - p).collect())
+            .collect(),
+    )
+}
+
+/// The paired hierarchical estimate of `mean(b) - mean(a)`: the
+/// [`hierarchical_estimate`] of the unit-by-unit differences (groups, then units
+/// within groups, resampled together for both sides). `None` when the shapes differ.
+pub fn paired_hierarchical_estimate(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    level: f64,
+    seed: u64,
+) -> Option<HierEstimate> {
+    paired_differences(a, b).map(|d| hierarchical_estimate(&d, level, seed))
+}
+
+/// The index with the highest `select` among `idx` (ascending); ties: the first.
+fn best_group(select: &[f64], idx: impl Iterator<Item = usize>) -> usize {
+    let mut b: Option<usize> = None;
+    for i in idx {
+        if b.is_none_or(|j| select[i] > select[j]) {
+            b = Some(i);
+        }
+    }
+    b.expect("at least one group")
+}
+
+/// The resampled statistics behind [`hierarchical_select_estimate`].
+fn select_stats(select: &[f64], values: &[Vec<f64>], resamples: usize, seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let m = select.len();
+    (0..resamples)
+        .map(|_| {
+            let mut drawn: Vec<usize> = (0..m).map(|_| rng.random_range(0..m)).collect();
+            // Ties go to the lowest index, as for the point estimate.
+            drawn.sort_unstable();
+            let g = &values[best_group(select, drawn.into_iter())];
+            let n = g.len();
+            (0..n).map(|_| g[rng.random_range(0..n)]).sum::<f64>() / n as f64
+        })
+        .collect()
+}
+
+/// A statistic that chooses one group: `select[g]` scores each group (e.g. its dev
+/// score) and `values[g]` holds its units (e.g. test scores). The estimate is the
+/// mean of the units of the group with the highest `select` (ties: the first). The
+/// interval resamples groups with replacement, picks the best of the drawn groups by
+/// `select`, and resamples that group's units. `None` without groups, on a length
+/// mismatch or an empty chosen group.
+pub fn hierarchical_select_estimate(
+    select: &[f64],
+    values: &[Vec<f64>],
+    level: f64,
+    seed: u64,
+) -> Option<HierEstimate> {
+    if select.is_empty() || select.len() != values.len() || values.iter().any(Vec::is_empty) {
+        return None;
+    }
+    let chosen = best_group(select, 0..select.len());
+    let v = &values[chosen];
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let ci = if valid_level(level) {
+        percentile_interval(select_stats(select, values, DEFAULT_RESAMPLES, seed), level)
+    } else {
+        None
+    };
+    Some(HierEstimate {
+        mean,
+        ci,
+        groups: select.len(),
+        n: values.iter().map(Vec::len).sum(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +658,143 @@ mod tests {
         assert_eq!(pass_at_k(5, 0, 3), Some(0.0));
         assert_eq!(pass_at_k(3, 1, 4), None);
         assert_eq!(pass_at_k(3, 1, 0), None);
+    }
+
+    fn moments(xs: &[f64]) -> (f64, f64) {
+        let m = xs.iter().sum::<f64>() / xs.len() as f64;
+        let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64;
+        (m, v)
+    }
+
+    /// Groups of unequal size: A = 0,0,0,1; B = 1,1,0,1,1,1; C = 0,1.
+    fn three_groups() -> Vec<Vec<f64>> {
+        vec![
+            vec![0.0, 0.0, 0.0, 1.0],
+            vec![1.0, 1.0, 0.0, 1.0, 1.0, 1.0],
+            vec![0.0, 1.0],
+        ]
+    }
+
+    #[test]
+    fn hierarchical_mean_weighs_groups_equally() {
+        // Group means 1/4, 5/6, 1/2: their mean is 19/36, not the pooled 8/12.
+        let g = three_groups();
+        assert!(close(hierarchical_mean(&g).unwrap(), 19.0 / 36.0, 1e-15));
+        // Empty groups are left out; no data is no estimate.
+        let mut h = g.clone();
+        h.push(Vec::new());
+        assert_eq!(hierarchical_mean(&h), hierarchical_mean(&g));
+        assert_eq!(hierarchical_mean(&[Vec::new()]), None);
+        let e = hierarchical_estimate(&h, 0.95, 1);
+        assert_eq!((e.groups, e.n), (3, 12));
+        assert_eq!(hierarchical_estimate(&[], 0.95, 1), HierEstimate::empty());
+    }
+
+    #[test]
+    fn two_stage_bootstrap_has_the_hand_computed_variance() {
+        // The resampled statistic is the mean of m draws, each a random group's
+        // resampled mean. By hand (plug-in variances, dividing by n):
+        //   group means 0.25, 0.8333, 0.5 (mean 0.52778)
+        //   between = mean of squared deviations of group means  = 0.0570988
+        //   within  = mean over groups of var_g / n_g
+        //           = (0.1875/4 + 0.138889/6 + 0.25/2) / 3     = 0.0650077
+        //   Var(statistic) = (between + within) / m = 0.1221065 / 3 = 0.0407022.
+        // Resampling only groups would give 0.0190329, only units 0.0216692.
+        let stats = hierarchical_stats(&three_groups(), 40_000, 11);
+        let (m, v) = moments(&stats);
+        assert!(close(m, 0.527_777_8, 0.004), "mean {m}");
+        assert!((v / 0.040_702_2 - 1.0).abs() < 0.04, "variance {v}");
+        // The interval is the percentile interval of these statistics.
+        let ci = hierarchical_bootstrap_ci(&three_groups(), 40_000, 0.95, 11).unwrap();
+        let mut sorted = stats.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(ci.lo, percentile(&sorted, 0.025).unwrap());
+        assert_eq!(ci.hi, percentile(&sorted, 0.975).unwrap());
+    }
+
+    #[test]
+    fn two_stage_bootstrap_matches_an_enumerated_case() {
+        // Two groups of one unit, 0 and 1: a resample is the mean of two draws, so
+        // exactly 0 (p 1/4), 0.5 (p 1/2) or 1 (p 1/4).
+        let stats = hierarchical_stats(&[vec![0.0], vec![1.0]], 20_000, 3);
+        let freq = |x: f64| stats.iter().filter(|&&s| s == x).count() as f64 / 20_000.0;
+        assert!(close(freq(0.0), 0.25, 0.015), "{}", freq(0.0));
+        assert!(close(freq(0.5), 0.5, 0.015), "{}", freq(0.5));
+        assert!(close(freq(1.0), 0.25, 0.015), "{}", freq(1.0));
+        assert_eq!(stats.len(), 20_000);
+        let ci = hierarchical_bootstrap_ci(&[vec![0.0], vec![1.0]], 20_000, 0.95, 3).unwrap();
+        assert_eq!((ci.lo, ci.hi), (0.0, 1.0));
+        // Constant data: a zero-width interval; the same seed repeats exactly.
+        let k = hierarchical_estimate(&[vec![0.5; 3], vec![0.5; 5]], 0.95, 2);
+        assert_eq!(k.ci.map(|c| (c.lo, c.hi)), Some((0.5, 0.5)));
+        assert_eq!(
+            hierarchical_estimate(&three_groups(), 0.95, 9),
+            hierarchical_estimate(&three_groups(), 0.95, 9)
+        );
+    }
+
+    #[test]
+    fn strata_are_fixed_and_averaged() {
+        // Stratum 1: the three groups above (variance 0.0407022); stratum 2:
+        // groups 1,0 and 0,0,1: means 0.5, 1/3; between 0.0069444; within
+        // (0.25/2 + 0.222222/3)/2 = 0.0995370; variance (0.0069444+0.0995370)/2
+        // = 0.0532407. The average of two independent strata: (0.0407022 +
+        // 0.0532407)/4 = 0.0234857; point estimate (19/36 + 5/12)/2 = 0.4722222.
+        let s2 = vec![vec![1.0, 0.0], vec![0.0, 0.0, 1.0]];
+        let strata = vec![three_groups(), s2];
+        let e = stratified_hierarchical_estimate(&strata, 0.95, 4);
+        assert!(close(e.mean, 0.472_222_2, 1e-7), "{e:?}");
+        assert_eq!((e.groups, e.n), (5, 17));
+        let refs: Vec<Vec<&[f64]>> = strata.iter().map(|g| nonempty(g)).collect();
+        let (m, v) = moments(&stratified_stats(&refs, 40_000, 5));
+        assert!(close(m, 0.472_222_2, 0.004), "{m}");
+        assert!((v / 0.023_485_7 - 1.0).abs() < 0.04, "variance {v}");
+        // A stratum with no data is left out of the average.
+        let with_empty = vec![three_groups(), vec![Vec::new()]];
+        let e = stratified_hierarchical_estimate(&with_empty, 0.95, 4);
+        assert!(close(e.mean, 19.0 / 36.0, 1e-12));
+    }
+
+    #[test]
+    fn paired_differences_cancel_shared_difficulty() {
+        let a = vec![vec![0.0, 1.0, 1.0, 0.0], vec![1.0, 1.0, 0.0, 0.0]];
+        let b: Vec<Vec<f64>> = a
+            .iter()
+            .map(|g| g.iter().map(|x| x + 0.25).collect())
+            .collect();
+        let e = paired_hierarchical_estimate(&a, &b, 0.95, 1).unwrap();
+        assert!(close(e.mean, 0.25, 1e-15));
+        let ci = e.ci.unwrap();
+        assert!(
+            close(ci.lo, 0.25, 1e-15) && close(ci.hi, 0.25, 1e-15),
+            "{ci:?}"
+        );
+        // Unpaired, the same data would give a wide interval for each side.
+        let wa = hierarchical_estimate(&a, 0.95, 1).ci.unwrap();
+        assert!(wa.hi - wa.lo > 0.3, "{wa:?}");
+        // b - a by hand.
+        let d = paired_differences(&[vec![1.0, 0.0]], &[vec![0.0, 0.0]]).unwrap();
+        assert_eq!(d, vec![vec![-1.0, 0.0]]);
+        // Different shapes are not comparable.
+        assert!(paired_differences(&a, &a[..1]).is_none());
+        assert!(paired_differences(&[vec![1.0]], &[vec![1.0, 0.0]]).is_none());
+    }
+
+    #[test]
+    fn best_of_groups_selected_by_another_score() {
+        // Select scores 0.2, 0.9, 0.9: the point estimate takes group 1 (the first
+        // of the tie), mean 3/4. In a resample of three groups the choice is group 1
+        // when it was drawn (p 1 - (2/3)^3 = 19/27), else group 2 when drawn
+        // (p (2/3)^3 - (1/3)^3 = 7/27), else group 0 (p 1/27); units are resampled
+        // without changing expectations: E = 19/27*0.75 + 7/27*1 + 1/27*0 = 0.787037.
+        let select = [0.2, 0.9, 0.9];
+        let values = vec![vec![0.0, 0.0], vec![1.0, 0.0, 1.0, 1.0], vec![1.0, 1.0]];
+        let e = hierarchical_select_estimate(&select, &values, 0.95, 2).unwrap();
+        assert_eq!(e.mean, 0.75);
+        let (m, _) = moments(&select_stats(&select, &values, 40_000, 6));
+        assert!(close(m, 0.787_037, 0.006), "{m}");
+        assert!(hierarchical_select_estimate(&[], &[], 0.95, 1).is_none());
+        assert!(hierarchical_select_estimate(&[1.0], &[vec![]], 0.95, 1).is_none());
+        assert!(hierarchical_select_estimate(&[1.0, 2.0], &[vec![1.0]], 0.95, 1).is_none());
     }
 }

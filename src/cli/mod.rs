@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod endpoint;
+pub mod eval;
 pub mod exit_codes;
 #[cfg(feature = "llama")]
 pub mod generate;

@@ -197,6 +197,30 @@ fn walk_value(v: &Value, offset: usize, path: &mut String) -> bool {
     }
 }
 
+/// Where a `toml` deserialisation error is: (line, field path, message). An unknown
+/// key is named itself (serde points at its table).
+pub fn toml_error(text: &str, e: &toml::de::Error) -> (Option<usize>, Option<String>, String) {
+    let offset = e.span().map(|s| s.start);
+    let message = e.message().trim().to_string();
+    let mut line = offset.map(|o| line_of_offset(text, o));
+    let mut field = offset.and_then(|o| path_at_offset(text, o));
+    if let Some(key) = message
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+    {
+        let path = match &field {
+            Some(t) if !t.ends_with(key) => format!("{t}.{key}"),
+            Some(t) => t.clone(),
+            None => key.to_string(),
+        };
+        if let Some(l) = line_of_path(text, &path) {
+            line = Some(l);
+            field = Some(path);
+        }
+    }
+    (line, field, message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -331,6 +331,36 @@ fn failure_text(t: &ToolCall, timeout: Duration) -> String {
 }
 
 impl<'a> Runtime<'a> {
+    /// A runtime for one harness over shared parts: callers that schedule rollouts
+    /// themselves (the evaluator runs many harnesses through one dispatcher and one
+    /// tool pool) build one and call [`Runtime::rollout`] per item. A program harness
+    /// should have passed [`check_program`] first.
+    pub fn new(
+        harness: &'a Harness,
+        dispatcher: &'a Dispatcher,
+        tools: &'a ToolPool,
+        sandbox: &'a Sandbox,
+        executor: ExecutorRef,
+        config: &'a RunConfig,
+    ) -> Runtime<'a> {
+        Runtime {
+            harness,
+            harness_hash: harness.hash(),
+            dispatcher,
+            tools,
+            sandbox,
+            executor,
+            config,
+            config_hash: config.result_hash(),
+        }
+    }
+
+    /// The [`Rollout::key`] the rollout of `item` (sample `sample`) will have, for
+    /// reusing rollouts of an earlier run.
+    pub fn resume_key(&self, item: &Item, sample: u32) -> String {
+        self.base_rollout(item, sample, 0).key()
+    }
+
     /// One executor call through the dispatcher.
     fn call(
         &self,

@@ -1,0 +1,260 @@
+//! `hrl eval`: run a suite's proposers through the harness-resampling protocol. The
+//! flags become `eval::config::Overrides` and the library resolves them against the
+//! suite in one place (`EvalSettings::resolve`); this file only draws progress bars
+//! and prints the tables.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::suite::{Selection, Suite};
+use harness_rl::eval::{self, ArmOutcome, Progress, summary};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::UsageError;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Select {
+    /// Keep the best candidate if its dev score beats the parent's.
+    Best,
+    /// Keep the best candidate even when it is worse (ablations).
+    Always,
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// The suite file (TOML; see suites/).
+    #[arg(long, required_unless_present = "resume")]
+    pub suite: Option<PathBuf>,
+    /// Continue the run in DIR (after an interruption) with its recorded settings.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "rounds", "candidates", "samples", "select", "seed", "task", "limit", "proposer_template"])]
+    pub resume: Option<PathBuf>,
+    /// Executor SPEC (overrides the suite's): llama:NAME|PATH[,...] or openai:URL#MODEL[,...].
+    #[arg(long)]
+    pub executor: Option<String>,
+    /// Proposer SPEC, repeatable (overrides the suite's list): identity, file:PATH,
+    /// llm:EXECUTOR_SPEC, cmd:PROGRAM [ARGS], policy:CKPT.
+    #[arg(long)]
+    pub proposer: Vec<String>,
+    /// Revision rounds K.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Candidates per round G.
+    #[arg(long)]
+    pub candidates: Option<u32>,
+    /// Harness samples M (proposer seeds).
+    #[arg(long)]
+    pub samples: Option<u32>,
+    /// How a round keeps a candidate.
+    #[arg(long, value_enum)]
+    pub select: Option<Select>,
+    /// The run seed (proposer seeds derive from it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Only these tasks of the suite (task id like count_primes/L1, or a family name;
+    /// repeatable).
+    #[arg(long)]
+    pub task: Vec<String>,
+    /// Cut every set to N instances for a quick look (marked not comparable).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output directory [default: runs/eval-<suite>-<hash>]: the run directory for
+    /// one proposer, else one run directory per proposer inside it.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A proposer prompt template overriding the suite's.
+    #[arg(long, value_name = "PATH")]
+    pub proposer_template: Option<PathBuf>,
+    /// Rollouts in flight [default: the suite's, else 2 x the executor's parallelism].
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Print the summaries as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Run sandboxed code without the isolation layers that are missing (trusted
+    /// code only).
+    #[arg(long)]
+    pub unsafe_no_isolation: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
+}
+
+/// The flags as a library config.
+pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
+    if let Some(dir) = &a.resume {
+        let mut s = eval::resume_settings(dir)?;
+        if a.cache.no_cache {
+            s.cache = CacheChoice::Off;
+        } else if let Some(p) = &a.cache.cache {
+            s.cache = CacheChoice::Path(p.clone());
+        }
+        if let Some(c) = a.concurrency {
+            s.limits.concurrency = Some(c);
+        }
+        s.unsafe_no_isolation |= a.unsafe_no_isolation;
+        return Ok((s, true));
+    }
+    let path = a
+        .suite
+        .as_ref()
+        .ok_or_else(|| UsageError("give --suite FILE or --resume DIR".into()))?;
+    let suite = Suite::load(path)?;
+    let o = Overrides {
+        executor: a.executor.clone(),
+        proposers: a.proposer.clone(),
+        rounds: a.rounds,
+        candidates: a.candidates,
+        samples: a.samples,
+        select: a.select.map(|s| match s {
+            Select::Best => Selection::Best,
+            Select::Always => Selection::Always,
+        }),
+        seed: a.seed,
+        limit: a.limit,
+        tasks: a.task.clone(),
+        template: a.proposer_template.clone(),
+        concurrency: a.concurrency,
+        cache: if a.cache.no_cache {
+            Some(CacheChoice::Off)
+        } else {
+            a.cache.cache.clone().map(CacheChoice::Path)
+        },
+        unsafe_no_isolation: a.unsafe_no_isolation,
+        out: a.out.clone(),
+    };
+    Ok((EvalSettings::resolve(&suite, &o)?, false))
+}
+
+struct Bars {
+    overall: ProgressBar,
+    tasks: Vec<ProgressBar>,
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .expect("a valid template")
+        .progress_chars("=> ")
+}
+
+pub fn run(a: EvalArgs) -> Result<()> {
+    let (settings, resume) = settings(&a)?;
+    let multi = MultiProgress::new();
+    if a.no_progress || a.json {
+        multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let width = settings
+        .tasks
+        .iter()
+        .map(|t| t.id.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let bars = std::sync::Mutex::new(None::<Bars>);
+    let progress = |p: &Progress| {
+        let mut b = bars.lock().unwrap_or_else(|e| e.into_inner());
+        let b = b.get_or_insert_with(|| {
+            let overall = multi.add(ProgressBar::new(0));
+            overall.set_style(style(
+                "{prefix:>W} [{bar:30}] {pos}/{len} rounds  ETA {eta}  {msg}"
+                    .replace('W', &width.to_string())
+                    .as_str(),
+            ));
+            overall.set_prefix("overall");
+            overall.enable_steady_tick(Duration::from_secs(1));
+            let tasks = p
+                .tasks
+                .iter()
+                .map(|t| {
+                    let pb = multi.add(ProgressBar::new(0));
+                    pb.set_style(style(
+                        "{prefix:>W} [{bar:30}] {pos}/{len} rounds  ETA {eta}"
+                            .replace('W', &width.to_string())
+                            .as_str(),
+                    ));
+                    pb.set_prefix(t.clone());
+                    pb
+                })
+                .collect();
+            Bars { overall, tasks }
+        });
+        for (i, pb) in b.tasks.iter().enumerate() {
+            pb.set_length(p.total[i] as u64);
+            pb.set_position(p.done[i] as u64);
+        }
+        b.overall.set_length(p.total.iter().sum::<usize>() as u64);
+        b.overall.set_position(p.done.iter().sum::<usize>() as u64);
+        b.overall.set_message(format!(
+            "{} rollouts run, {} reused",
+            p.rollouts_run, p.rollouts_reused
+        ));
+    };
+    let result = eval::run(&settings, resume, &progress);
+    if let Some(b) = bars.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        for pb in b.tasks {
+            pb.finish_and_clear();
+        }
+        b.overall.finish_and_clear();
+    }
+    let outcomes = result?;
+    print_outcomes(&outcomes, &settings, a.json)
+}
+
+fn print_outcomes(outcomes: &[ArmOutcome], settings: &EvalSettings, json: bool) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let v: Vec<&summary::Summary> = outcomes.iter().map(|o| &o.summary).collect();
+        let text = if v.len() == 1 {
+            serde_json::to_string_pretty(v[0])?
+        } else {
+            serde_json::to_string_pretty(&v)?
+        };
+        let _ = writeln!(out, "{text}");
+        return Ok(());
+    }
+    for o in outcomes {
+        let s = &o.summary;
+        let _ = writeln!(
+            out,
+            "\n{} — proposer {} (K={}, G={}, M={}, select {}){}",
+            s.suite,
+            o.label,
+            s.rounds,
+            s.candidates,
+            s.samples,
+            s.select,
+            if s.comparable {
+                ""
+            } else {
+                "  [--limit: NOT COMPARABLE]"
+            }
+        );
+        let _ = write!(out, "{}", summary::table(s));
+        let rs = &s.run_stats;
+        let _ = writeln!(
+            out,
+            "wall {:.1} s (evaluator idle {:.1} %), rollouts run {} (reused {}), dev batches {} (mean {:.1} rollouts); written to {}",
+            rs.wall_s,
+            100.0 * rs.overhead_fraction,
+            rs.rollouts_run,
+            rs.rollouts_reused,
+            rs.dev_batches,
+            rs.dev_batch_rollouts_mean,
+            o.dir.display()
+        );
+    }
+    if outcomes.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\nFinal test score by proposer (95% CI; paired differences in {}):",
+            settings.out.join("comparison.md").display()
+        );
+        let _ = write!(out, "{}", eval::comparison_table(outcomes));
+    }
+    Ok(())
+}

@@ -1,0 +1,740 @@
+//! The harness-resampling evaluator (`hrl eval`): for every task of a suite and every
+//! proposer, M independent harness samples, each K rounds of feedback run → report →
+//! G proposals → one batched dev scoring → selection → test score, recorded in a run
+//! directory, summarised with hierarchical confidence intervals.
+//!
+//! - [`suite`]: suite files. [`config`]: the library config (a suite + overrides,
+//!   resolved in one place) and `config.json`.
+//! - [`sets`]: disjoint feedback / dev / test sets.
+//! - [`engine`]: one rollout queue and executor batch for everything in flight, the
+//!   (task, set, harness) memo, resume from logged rollouts.
+//! - [`rounds`]: one trajectory (task × harness sample): the K-round loop.
+//! - [`records`], [`run_dir`]: the JSON-lines records and the directory layout.
+//! - [`summary`]: metrics from the records alone, and the Markdown report.
+//!
+//! Entry points: [`run`] (open the executor from the settings) and [`run_with`] (an
+//! executor given, e.g. a simulated one in tests). Several proposers in one
+//! invocation share the executor, the memo and the batches; each gets its own run
+//! directory, and `comparison.md` pairs them on identical instances and samples.
+
+pub mod config;
+pub mod engine;
+pub mod records;
+pub mod rounds;
+pub mod run_dir;
+pub mod sets;
+pub mod suite;
+pub mod summary;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use self::config::{EvalConfig, EvalSettings, HarnessRef, TaskRecord};
+use self::engine::{ArmLog, Engine};
+use self::records::{CandidateRecord, ProposalRecord, RoundRecord};
+use self::rounds::{Arm, Prior, Shared};
+use self::run_dir::RunDir;
+use self::summary::{RunStats, Summary};
+use crate::executor::cache::CachedExecutor;
+use crate::executor::spec::OpenOptions;
+use crate::executor::{Executor, ExecutorError, ExecutorIdentity};
+use crate::harness::report::ReportOptions;
+use crate::harness::rollout::Rollout;
+use crate::harness::{Harness, HarnessError, runtime};
+use crate::proposer::{self, OpenContext, ProposerError, ProposerSpec, SharedExecutor, TaskInfo};
+use crate::sandbox::{Sandbox, SandboxError};
+use crate::task::spec::TaskContext;
+use crate::task::{ItemKind, TaskError};
+
+/// Errors of an evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// A bad request: flags, a run directory that does not fit, missing files.
+    #[error("{0}")]
+    Usage(String),
+    /// A suite file that does not parse or check.
+    #[error("{origin}{}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default(), field.as_ref().map(|f| format!(": {f}")).unwrap_or_default())]
+    Suite {
+        origin: String,
+        line: Option<usize>,
+        field: Option<String>,
+        message: String,
+    },
+    /// Reading or writing the run directory failed.
+    #[error("{0}")]
+    Io(String),
+    /// A record or harness file of a run directory is damaged.
+    #[error("{0}")]
+    Records(String),
+    /// The run stopped (another trajectory failed, or it was asked to).
+    #[error("{0}")]
+    Aborted(String),
+    #[error(transparent)]
+    Proposer(#[from] ProposerError),
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Harness(#[from] HarnessError),
+    #[error(transparent)]
+    Task(#[from] TaskError),
+}
+
+impl crate::error::Classify for EvalError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind::{Runtime, Usage};
+        match self {
+            EvalError::Usage(_) | EvalError::Suite { .. } | EvalError::Records(_) => Usage,
+            EvalError::Io(_) | EvalError::Aborted(_) => Runtime,
+            EvalError::Proposer(e) => e.kind(),
+            EvalError::Executor(e) => e.kind(),
+            EvalError::Sandbox(e) => e.kind(),
+            EvalError::Harness(e) => e.kind(),
+            EvalError::Task(e) => e.kind(),
+        }
+    }
+}
+
+impl From<runtime::RunError> for EvalError {
+    fn from(e: runtime::RunError) -> Self {
+        match e {
+            runtime::RunError::Harness(h) => EvalError::Harness(h),
+            runtime::RunError::Sandbox(s) => EvalError::Sandbox(s),
+            runtime::RunError::Usage(m) => EvalError::Usage(m),
+            runtime::RunError::Io(e) => EvalError::Io(e.to_string()),
+        }
+    }
+}
+
+/// A task as the trajectories see it.
+pub struct TaskCtx {
+    pub def: suite::TaskDef,
+    pub info: TaskInfo,
+    pub seed_harness: Arc<Harness>,
+}
+
+/// The executor of a run (opened from a spec, or given by a caller).
+#[derive(Clone)]
+pub struct Backend {
+    pub executor: Arc<dyn Executor>,
+    pub identity: ExecutorIdentity,
+    /// The completion cache wrapper, for its counters.
+    pub cache: Option<Arc<CachedExecutor>>,
+    /// Sequences the executor decodes together.
+    pub parallelism: usize,
+}
+
+impl Backend {
+    /// Open the executor the settings name.
+    pub fn open(settings: &EvalSettings) -> Result<Backend, EvalError> {
+        let spec = settings.executor_spec()?;
+        let opened = spec.open(&OpenOptions {
+            cache: settings.cache.setting(),
+        })?;
+        Ok(Backend {
+            executor: opened.executor,
+            identity: opened.identity,
+            cache: opened.cache,
+            parallelism: spec.parallelism(),
+        })
+    }
+}
+
+/// Progress of a run, for progress bars.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub tasks: Vec<String>,
+    /// Finished rounds (round 0 included) per task, over all proposers and samples.
+    pub done: Vec<usize>,
+    pub total: Vec<usize>,
+    pub rollouts_run: u64,
+    pub rollouts_reused: u64,
+}
+
+/// One proposer's result.
+#[derive(Debug, Clone)]
+pub struct ArmOutcome {
+    pub label: String,
+    pub dir: PathBuf,
+    pub summary: Summary,
+}
+
+/// The description a prompted proposer reads.
+fn describe(def: &suite::TaskDef, sets: &sets::TaskSets) -> (ItemKind, String) {
+    match &def.source {
+        suite::TaskSource::Family { family, level, .. } => {
+            let desc = crate::families::get(family)
+                .map(|f| f.description())
+                .unwrap_or_default();
+            let format = sets
+                .feedback
+                .first()
+                .map(|i| i.answer_format().to_string())
+                .unwrap_or_default();
+            (
+                ItemKind::Answer,
+                format!(
+                    "Task family `{family}`, level {level}: {desc} The final answer is written {format} and checked exactly by a strict verifier."
+                ),
+            )
+        }
+        suite::TaskSource::Lcb { .. } => (
+            ItemKind::Code,
+            "LiveCodeBench programming problems: write a Python program that reads standard input and writes standard output (or the function of the given starter code); it is graded by running the problem's hidden tests.".into(),
+        ),
+    }
+}
+
+/// Read an arm's earlier records (a resumed run).
+fn read_prior(dir: &RunDir) -> Result<(Prior, HashMap<String, Rollout>), EvalError> {
+    let rollouts: Vec<Rollout> = records::read(&dir.file(run_dir::ROLLOUTS))?;
+    let rounds: Vec<RoundRecord> = records::read(&dir.file(run_dir::ROUNDS))?;
+    let proposals: Vec<ProposalRecord> = records::read(&dir.file(run_dir::PROPOSALS))?;
+    let candidates: Vec<CandidateRecord> = records::read(&dir.file(run_dir::CANDIDATES))?;
+    let done = rollouts.into_iter().map(|r| (r.key(), r)).collect();
+    Ok((Prior::new(rounds, proposals, candidates), done))
+}
+
+/// Markdown with a few accepted revisions of a run: task, round, dev scores and the
+/// diff from parent to child.
+pub fn accepted_examples(dir: &Path, candidates: &[CandidateRecord], max: usize) -> String {
+    let Ok(rd) = RunDir::open_readonly(dir) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut seen = HashSet::new();
+    for c in candidates.iter().filter(|c| c.selected) {
+        if shown >= max {
+            break;
+        }
+        let Some(h) = &c.hash else { continue };
+        if !seen.insert(h.clone()) {
+            continue;
+        }
+        let (Ok(parent), Ok(child)) = (rd.load_harness(&c.parent), rd.load_harness(h)) else {
+            continue;
+        };
+        let diff = crate::harness::diff::harnesses(&parent, &child, "parent", "revision");
+        let cut: String = diff.lines().take(60).collect::<Vec<_>>().join("\n");
+        out.push_str(&format!(
+            "### {} sample {} round {}: dev {:.3} (form {})\n\n```diff\n{}\n```\n\n",
+            c.task,
+            c.sample,
+            c.round,
+            c.dev.unwrap_or(f64::NAN),
+            c.form
+                .and_then(|f| serde_json::to_value(f).ok())
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            cut
+        ));
+        shown += 1;
+    }
+    out
+}
+
+/// Recompute a run directory's summary from its records (keeping its `run_stats`)
+/// and rewrite `summary.json` and `report.md`.
+pub fn rerender(dir: &Path) -> Result<Summary, EvalError> {
+    let config: EvalConfig = read_json(&dir.join(run_dir::CONFIG))?;
+    let rounds: Vec<RoundRecord> = records::read(&dir.join(run_dir::ROUNDS))?;
+    let candidates: Vec<CandidateRecord> = records::read(&dir.join(run_dir::CANDIDATES))?;
+    let mut s = summary::compute(&config, &rounds, &candidates);
+    if let Ok(old) = read_json::<Summary>(&dir.join(run_dir::SUMMARY)) {
+        s.run_stats = old.run_stats;
+    }
+    let ex = accepted_examples(dir, &candidates, 3);
+    run_dir::write_json(&dir.join(run_dir::SUMMARY), &s)?;
+    run_dir::write_text(
+        &dir.join(run_dir::REPORT),
+        &summary::markdown(&s, &config, &ex),
+    )?;
+    Ok(s)
+}
+
+/// Read a JSON file of a run directory.
+pub fn read_json<T: for<'de> serde::Deserialize<'de>>(p: &Path) -> Result<T, EvalError> {
+    let text = std::fs::read_to_string(p)
+        .map_err(|e| EvalError::Usage(format!("{}: {e}", p.display())))?;
+    serde_json::from_str(&text).map_err(|e| EvalError::Records(format!("{}: {e}", p.display())))
+}
+
+/// The file holding a multi-proposer invocation's settings (in the output directory).
+pub const INVOCATION: &str = "eval.json";
+
+/// The settings a `--resume DIR` continues: `DIR/eval.json` (several proposers) or
+/// `DIR/config.json` (one).
+pub fn resume_settings(dir: &Path) -> Result<EvalSettings, EvalError> {
+    let inv = dir.join(INVOCATION);
+    let mut s: EvalSettings = if inv.exists() {
+        read_json(&inv)?
+    } else if dir.join(run_dir::CONFIG).exists() {
+        read_json::<EvalConfig>(&dir.join(run_dir::CONFIG))?.settings
+    } else {
+        return Err(EvalError::Usage(format!(
+            "{}: not a run directory (no {INVOCATION} or {})",
+            dir.display(),
+            run_dir::CONFIG
+        )));
+    };
+    s.out = dir.to_path_buf();
+    Ok(s)
+}
+
+/// Run an evaluation: open the sandbox (sweeping cgroups left by killed runs), the
+/// executor and the proposers, then [`run_with`].
+pub fn run(
+    settings: &EvalSettings,
+    resume: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Vec<ArmOutcome>, EvalError> {
+    let sandbox = Sandbox::new(settings.sandbox_config())?;
+    let backend = Backend::open(settings)?;
+    let proposers = open_proposers(settings, &backend)?;
+    run_with(settings, &backend, &sandbox, &proposers, resume, progress)
+}
+
+/// Open the proposers a run's settings name (an `llm` proposer naming the run's
+/// executor shares it).
+pub fn open_proposers(
+    settings: &EvalSettings,
+    backend: &Backend,
+) -> Result<Vec<Arc<dyn proposer::Proposer>>, EvalError> {
+    let shared = SharedExecutor {
+        spec: settings.executor_spec()?,
+        executor: backend.executor.clone(),
+        identity: backend.identity.clone(),
+    };
+    let mut out = Vec::new();
+    for (i, spec_text) in settings.proposers.iter().enumerate() {
+        let dir = settings.arm_dir(i)?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| EvalError::Io(format!("{}: {e}", dir.display())))?;
+        let spec = ProposerSpec::parse(spec_text)?;
+        out.push(proposer::open(
+            &spec,
+            &OpenContext {
+                settings: settings.proposer_settings.clone(),
+                shared: Some(shared.clone()),
+                cache: settings.cache.setting(),
+                stderr_log: Some(dir.join(run_dir::PROPOSER_STDERR)),
+            },
+        )?);
+    }
+    Ok(out)
+}
+
+/// Run an evaluation with a given executor and proposers, one per entry of
+/// `settings.proposers` (whose spec names the run directory). With `resume`, the run
+/// directories must hold a run with the same settings, which is continued; without,
+/// they must not hold a run yet.
+pub fn run_with(
+    settings: &EvalSettings,
+    backend: &Backend,
+    sandbox: &Sandbox,
+    proposers: &[Arc<dyn proposer::Proposer>],
+    resume: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Vec<ArmOutcome>, EvalError> {
+    if proposers.len() != settings.proposers.len() {
+        return Err(EvalError::Usage(format!(
+            "{} proposers for {} proposer specs",
+            proposers.len(),
+            settings.proposers.len()
+        )));
+    }
+    let started = std::time::Instant::now();
+    // Tasks, sets, seed harnesses.
+    let task_ctx = TaskContext {
+        sandbox: settings.sandbox_config(),
+        grade: settings.grade_config(),
+    };
+    let mut tasks = Vec::new();
+    let mut sets_all = Vec::new();
+    let mut records = Vec::new();
+    let mut checked: HashMap<String, ()> = HashMap::new();
+    for def in &settings.tasks {
+        let h = Harness::load(&def.seed_harness)?;
+        if let Harness::Program(p) = &h
+            && checked.insert(h.hash(), ()).is_none()
+        {
+            runtime::check_program(p, sandbox, &def.seed_harness.display().to_string())?;
+        }
+        let sizes = sets::limited(def.sets, settings.limit);
+        let s = sets::build(def, sizes, &task_ctx)?;
+        let (kind, description) = describe(def, &s);
+        records.push(TaskRecord {
+            def: def.clone(),
+            description: description.clone(),
+            seed_harness_ref: HarnessRef {
+                hash: h.hash(),
+                kind: h.kind(),
+                name: h.name().to_string(),
+                path: def.seed_harness.clone(),
+            },
+            set_ids: s.ids(),
+        });
+        tasks.push(TaskCtx {
+            def: def.clone(),
+            info: TaskInfo {
+                id: def.id.clone(),
+                key: def.key(),
+                kind,
+                description,
+            },
+            seed_harness: Arc::new(h),
+        });
+        sets_all.push(s);
+    }
+    let run_config = settings.run_config(backend.parallelism);
+    // Arms: run directories, configs, proposers, earlier records.
+    if settings.proposers.len() > 1 {
+        std::fs::create_dir_all(&settings.out)
+            .map_err(|e| EvalError::Io(format!("{}: {e}", settings.out.display())))?;
+        let inv = settings.out.join(INVOCATION);
+        if resume {
+            let old: EvalSettings = read_json(&inv)?;
+            if old.proposers != settings.proposers {
+                return Err(EvalError::Usage(format!(
+                    "{}: the run has other proposers",
+                    inv.display()
+                )));
+            }
+        } else if inv.exists() {
+            return Err(EvalError::Usage(format!(
+                "{} already holds an evaluation; continue it with --resume {} or choose another --out",
+                settings.out.display(),
+                settings.out.display()
+            )));
+        }
+        run_dir::write_json(&inv, settings)?;
+    }
+    let mut arms = Vec::new();
+    let mut done_all: HashMap<String, Rollout> = HashMap::new();
+    let mut configs = Vec::new();
+    for (i, spec_text) in settings.proposers.iter().enumerate() {
+        let dir_path = settings.arm_dir(i)?;
+        let dir = RunDir::open(&dir_path)?;
+        let spec = ProposerSpec::parse(spec_text)?;
+        let proposer = proposers[i].clone();
+        let config = EvalConfig {
+            schema: config::CONFIG_SCHEMA,
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: config::GIT_COMMIT.to_string(),
+            build: backend.identity.build.clone(),
+            settings: settings.clone(),
+            proposer: proposer.identity(),
+            executor: backend.identity.clone(),
+            run: run_config.clone(),
+            run_config_hash: run_config.result_hash(),
+            tasks: records.clone(),
+            comparable: settings.limit.is_none(),
+        };
+        let cfg_path = dir.file(run_dir::CONFIG);
+        if cfg_path.exists() {
+            if !resume {
+                return Err(EvalError::Usage(format!(
+                    "{} already holds a run; continue it with --resume {} or choose another --out",
+                    dir_path.display(),
+                    settings.out.display()
+                )));
+            }
+            let old: EvalConfig = read_json(&cfg_path)?;
+            if let Some(field) = old.incompatibility(&config) {
+                return Err(EvalError::Usage(format!(
+                    "{}: cannot resume: `{field}` differs from this run's (a different executor, build, crate version or task set)",
+                    dir_path.display()
+                )));
+            }
+            if old.proposer.spec != config.proposer.spec {
+                return Err(EvalError::Usage(format!(
+                    "{}: cannot resume: the run's proposer is `{}`",
+                    dir_path.display(),
+                    old.proposer.spec
+                )));
+            }
+        } else if resume && settings.proposers.len() == 1 {
+            return Err(EvalError::Usage(format!(
+                "{}: nothing to resume (no {})",
+                dir_path.display(),
+                run_dir::CONFIG
+            )));
+        } else {
+            run_dir::write_json(&cfg_path, &config)?;
+        }
+        let (prior, done) = read_prior(&dir)?;
+        let keys: HashSet<String> = done.keys().cloned().collect();
+        done_all.extend(done);
+        let log = Arc::new(ArmLog::new(dir.appender(run_dir::ROLLOUTS)?, keys));
+        arms.push(Arm {
+            index: i,
+            label: spec.label(),
+            proposals: dir.appender(run_dir::PROPOSALS)?,
+            candidates: dir.appender(run_dir::CANDIDATES)?,
+            rounds: dir.appender(run_dir::ROUNDS)?,
+            dir,
+            proposer,
+            log,
+            prior,
+        });
+        configs.push(config);
+    }
+    for t in &tasks {
+        for a in &arms {
+            a.dir.save_harness(&t.seed_harness)?;
+        }
+    }
+    let engine = Engine::new(
+        backend.executor.clone(),
+        backend.identity.reference(),
+        sandbox,
+        run_config.clone(),
+        run_config.dispatch.clone(),
+        sets_all,
+        done_all,
+    );
+    // Progress.
+    let per_task_total = arms.len() * settings.samples as usize * (settings.rounds as usize + 1);
+    let done_counts: Vec<AtomicUsize> = tasks.iter().map(|_| AtomicUsize::new(0)).collect();
+    let task_names: Vec<String> = tasks.iter().map(|t| t.def.id.clone()).collect();
+    let report_progress = || {
+        progress(&Progress {
+            tasks: task_names.clone(),
+            done: done_counts
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect(),
+            total: vec![per_task_total; tasks.len()],
+            rollouts_run: engine.counters.run.load(Ordering::Relaxed),
+            rollouts_reused: engine.counters.reused.load(Ordering::Relaxed),
+        })
+    };
+    let on_round = |_arm: usize, task: usize, _round: u32| {
+        done_counts[task].fetch_add(1, Ordering::Relaxed);
+        report_progress();
+    };
+    report_progress();
+    let shared = Shared {
+        engine: &engine,
+        tasks: &tasks,
+        rounds: settings.rounds,
+        candidates: settings.candidates as usize,
+        select: settings.select,
+        seed: settings.seed,
+        report: ReportOptions {
+            show_gold: settings.proposer_settings.show_gold,
+            budget_tokens: settings.proposer_settings.report_tokens,
+        },
+        on_round: &on_round,
+    };
+    let first_error: Mutex<Option<EvalError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..run_config.concurrency)
+            .map(|_| s.spawn(|| engine.work()))
+            .collect();
+        let mut trajectories = Vec::new();
+        for arm in &arms {
+            for t in 0..tasks.len() {
+                for m in 0..settings.samples {
+                    let (shared, engine, first_error) = (&shared, &engine, &first_error);
+                    trajectories.push(s.spawn(move || {
+                        if let Err(e) = rounds::run_trajectory(shared, arm, t, m) {
+                            let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                            if fe.is_none() {
+                                engine.abort(&e.to_string());
+                                *fe = Some(e);
+                            }
+                        }
+                    }));
+                }
+            }
+        }
+        for t in trajectories {
+            let _ = t.join();
+        }
+        engine.shutdown();
+        for w in workers {
+            let _ = w.join();
+        }
+    });
+    report_progress();
+    // Summaries (computed first, so the overhead figure includes them).
+    let mut computed = Vec::new();
+    for (arm, config) in arms.iter().zip(&configs) {
+        let rounds: Vec<RoundRecord> = records::read(&arm.dir.file(run_dir::ROUNDS))?;
+        let candidates: Vec<CandidateRecord> = records::read(&arm.dir.file(run_dir::CANDIDATES))?;
+        let s = summary::compute(config, &rounds, &candidates);
+        let ex = accepted_examples(&arm.dir.path, &candidates, 3);
+        computed.push((s, rounds, ex));
+    }
+    let (idle, wall) = engine.busy.idle();
+    let batches = engine.batches();
+    let mut outcomes = Vec::new();
+    for ((arm, config), (mut s, rounds, ex)) in arms.iter().zip(&configs).zip(computed) {
+        let dev: Vec<&records::DevBatch> =
+            rounds.iter().filter_map(|r| r.dev_batch.as_ref()).collect();
+        let mut task_wall = std::collections::BTreeMap::new();
+        for r in &rounds {
+            *task_wall.entry(r.task.clone()).or_insert(0.0) += r.wall_ms as f64 / 1e3;
+        }
+        let cache = backend.cache.as_ref().map(|c| c.counters());
+        s.run_stats = RunStats {
+            wall_s: started.elapsed().as_secs_f64(),
+            idle_s: idle.as_secs_f64(),
+            overhead_fraction: if wall.as_secs_f64() > 0.0 {
+                idle.as_secs_f64() / wall.as_secs_f64()
+            } else {
+                0.0
+            },
+            rollouts_run: engine.counters.run.load(Ordering::Relaxed),
+            rollouts_reused: engine.counters.reused.load(Ordering::Relaxed),
+            evaluations: engine.counters.evaluations.load(Ordering::Relaxed),
+            memo_hits: engine.counters.memo_hits.load(Ordering::Relaxed),
+            executor_batches: batches.batches,
+            executor_batch_mean: batches.mean_size(),
+            executor_batch_max: batches.max_size,
+            dev_batches: dev.len(),
+            dev_batch_harnesses_mean: mean(dev.iter().map(|d| d.harnesses as f64)),
+            dev_batch_rollouts_mean: mean(dev.iter().map(|d| d.rollouts as f64)),
+            dev_batch_rollouts_max: dev.iter().map(|d| d.rollouts).max().unwrap_or(0),
+            cache_hits: cache.map(|c| c.hits()),
+            cache_misses: cache.map(|c| c.misses()),
+            task_round_wall_s: task_wall,
+            resumed: resume,
+        };
+        run_dir::write_json(&arm.dir.file(run_dir::SUMMARY), &s)?;
+        run_dir::write_text(
+            &arm.dir.file(run_dir::REPORT),
+            &summary::markdown(&s, config, &ex),
+        )?;
+        outcomes.push(ArmOutcome {
+            label: arm.label.clone(),
+            dir: arm.dir.path.clone(),
+            summary: s,
+        });
+    }
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    if arms.len() > 1 {
+        let text = comparison(&arms, &configs, &outcomes)?;
+        run_dir::write_text(&settings.out.join("comparison.md"), &text)?;
+    }
+    Ok(outcomes)
+}
+
+fn mean(it: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = it.collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// The comparison of several proposers on identical instances and harness samples:
+/// final test scores per task and proposer, and each proposer's paired difference to
+/// the first one (hierarchical paired bootstrap over samples, then instances).
+fn comparison(
+    arms: &[Arm],
+    configs: &[EvalConfig],
+    outcomes: &[ArmOutcome],
+) -> Result<String, EvalError> {
+    let mut out = comparison_table(outcomes);
+    let base = &configs[0];
+    let base_rounds: Vec<RoundRecord> = records::read(&arms[0].dir.file(run_dir::ROUNDS))?;
+    out.push_str(&format!(
+        "\n## Paired difference of the final test score against `{}`\n\nSame instances and harness samples; 95 % paired hierarchical bootstrap.\n\n| task |",
+        outcomes[0].label
+    ));
+    for o in &outcomes[1..] {
+        out.push_str(&format!(" {} |", o.label));
+    }
+    out.push_str("\n| --- |");
+    for _ in &outcomes[1..] {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    let k = base.settings.rounds;
+    let other_rounds: Vec<Vec<RoundRecord>> = arms[1..]
+        .iter()
+        .map(|a| records::read(&a.dir.file(run_dir::ROUNDS)))
+        .collect::<Result<_, _>>()?;
+    for t in &base.tasks {
+        out.push_str(&format!("| {} |", t.def.id));
+        let a = summary::test_scores(base, &base_rounds, &t.def.id, k);
+        for (cfg, rs) in configs[1..].iter().zip(&other_rounds) {
+            let b = summary::test_scores(cfg, rs, &t.def.id, k);
+            let cell = crate::stats::paired_hierarchical_estimate(&a, &b, 0.95, 0x5041_4952)
+                .map(|e| summary::fmt_est(&e))
+                .unwrap_or_else(|| "-".into());
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// One row per task, one column per proposer: the final test score with its CI, and
+/// the overall row; then the invalid-revision rates.
+pub fn comparison_table(outcomes: &[ArmOutcome]) -> String {
+    let mut out = String::from("| task | seed |");
+    for o in outcomes {
+        out.push_str(&format!(" {} |", o.label));
+    }
+    out.push_str("\n| --- | --- |");
+    for _ in outcomes {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    let Some(first) = outcomes.first() else {
+        return out;
+    };
+    for (i, t) in first.summary.tasks.iter().enumerate() {
+        out.push_str(&format!(
+            "| {} | {} |",
+            t.task,
+            summary::fmt_est(&t.metrics.seed_test)
+        ));
+        for o in outcomes {
+            let cell = o
+                .summary
+                .tasks
+                .get(i)
+                .map(|x| summary::fmt_est(&x.metrics.final_test))
+                .unwrap_or_default();
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "| **overall** | {} |",
+        summary::fmt_est(&first.summary.overall.seed_test)
+    ));
+    for o in outcomes {
+        out.push_str(&format!(
+            " {} |",
+            summary::fmt_est(&o.summary.overall.final_test)
+        ));
+    }
+    out.push_str("\n| invalid-revision rate | |");
+    for o in outcomes {
+        out.push_str(&format!(
+            " {} |",
+            summary::fmt_est(&o.summary.overall.invalid_rate)
+        ));
+    }
+    out.push_str("\n| accepted-revision rate | |");
+    for o in outcomes {
+        out.push_str(&format!(
+            " {} |",
+            summary::fmt_est(&o.summary.overall.accepted_rate)
+        ));
+    }
+    out.push('\n');
+    out
+}

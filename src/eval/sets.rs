@@ -1,0 +1,271 @@
+//! A task's disjoint feedback, dev and test sets.
+//!
+//! - Family tasks: disjoint index ranges of one seeded instance stream: feedback from
+//!   index 0, dev from [`SET_STRIDE`], test from 2 x [`SET_STRIDE`]. Fixed bases (not
+//!   back to back) keep each set the same when another set's size changes, so two
+//!   runs with different feedback sizes still share their test instances. Instances are
+//!   also disjoint by content: an instance whose question text already appeared (in
+//!   an earlier set or earlier in the same set) is skipped and the next index taken,
+//!   so a small level that repeats questions never leaks a test question into the
+//!   feedback a proposer reads. A level that cannot give enough distinct questions is
+//!   an error.
+//! - LiveCodeBench tasks: the selected problems (release, date window, platform,
+//!   difficulty) in a seeded shuffle, cut into feedback, dev and test: disjoint problem
+//!   sets.
+//!
+//! The resolved item ids of every set go into the run's `config.json`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::EvalError;
+use super::suite::{SetSizes, TaskDef, TaskSource};
+use crate::families::{self, InstanceStream, Level};
+use crate::task::Item;
+use crate::task::spec::{TaskContext, TaskSpec};
+
+/// Index distance between the sets of a family task.
+pub const SET_STRIDE: u64 = 1_000_000;
+
+/// The three sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetName {
+    Feedback,
+    Dev,
+    Test,
+}
+
+impl SetName {
+    pub const ALL: [SetName; 3] = [SetName::Feedback, SetName::Dev, SetName::Test];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetName::Feedback => "feedback",
+            SetName::Dev => "dev",
+            SetName::Test => "test",
+        }
+    }
+
+    fn index(self) -> u64 {
+        match self {
+            SetName::Feedback => 0,
+            SetName::Dev => 1,
+            SetName::Test => 2,
+        }
+    }
+}
+
+/// A task's items, per set.
+#[derive(Debug, Clone)]
+pub struct TaskSets {
+    pub feedback: Arc<Vec<Item>>,
+    pub dev: Arc<Vec<Item>>,
+    pub test: Arc<Vec<Item>>,
+}
+
+impl TaskSets {
+    pub fn get(&self, s: SetName) -> &Arc<Vec<Item>> {
+        match s {
+            SetName::Feedback => &self.feedback,
+            SetName::Dev => &self.dev,
+            SetName::Test => &self.test,
+        }
+    }
+
+    /// The item ids of each set.
+    pub fn ids(&self) -> SetIds {
+        let ids = |v: &[Item]| v.iter().map(Item::id).collect();
+        SetIds {
+            feedback: ids(&self.feedback),
+            dev: ids(&self.dev),
+            test: ids(&self.test),
+        }
+    }
+}
+
+/// The item ids of a task's sets, as recorded in `config.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetIds {
+    pub feedback: Vec<String>,
+    pub dev: Vec<String>,
+    pub test: Vec<String>,
+}
+
+/// Set sizes after `--limit`.
+pub fn limited(sizes: SetSizes, limit: Option<usize>) -> SetSizes {
+    match limit {
+        None => sizes,
+        Some(n) => SetSizes {
+            feedback: sizes.feedback.min(n),
+            dev: sizes.dev.min(n),
+            test: sizes.test.min(n),
+        },
+    }
+}
+
+/// Build a task's sets with the given sizes.
+pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &TaskContext) -> Result<TaskSets, EvalError> {
+    let size = |s: SetName| match s {
+        SetName::Feedback => sizes.feedback,
+        SetName::Dev => sizes.dev,
+        SetName::Test => sizes.test,
+    };
+    match &task.source {
+        TaskSource::Family {
+            family,
+            level,
+            seed,
+        } => {
+            let fam = families::get(family).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let level = Level::new(*level).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let stream = InstanceStream::new(fam, level, *seed);
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut out: Vec<Vec<Item>> = Vec::new();
+            for s in SetName::ALL {
+                let n = size(s);
+                let base = s.index() * SET_STRIDE;
+                let budget = (50 * n as u64 + 100).min(SET_STRIDE);
+                let mut items = Vec::with_capacity(n);
+                let mut i = base;
+                while items.len() < n {
+                    if i >= base + budget {
+                        return Err(EvalError::Usage(format!(
+                            "task {}: the {} set needs {n} distinct questions but indices {base}..{} gave only {} new ones (the level repeats questions; use a higher level or smaller sets)",
+                            task.id,
+                            s.as_str(),
+                            base + budget,
+                            items.len()
+                        )));
+                    }
+                    let inst = stream.instance(i);
+                    i += 1;
+                    if seen.insert(inst.question.clone()) {
+                        items.push(Item::Answer {
+                            instance: Arc::new(inst),
+                            family: fam,
+                        });
+                    }
+                }
+                out.push(items);
+            }
+            let test = out.pop().expect("three sets");
+            let dev = out.pop().expect("three sets");
+            let feedback = out.pop().expect("three sets");
+            Ok(TaskSets {
+                feedback: Arc::new(feedback),
+                dev: Arc::new(dev),
+                test: Arc::new(test),
+            })
+        }
+        TaskSource::Lcb {
+            dir,
+            release,
+            from,
+            to,
+            platform,
+            difficulty,
+            seed,
+        } => {
+            let spec = TaskSpec::Lcb {
+                dir: dir.clone(),
+                release: release.clone(),
+                from: from.clone(),
+                to: to.clone(),
+                platform: platform.clone(),
+                difficulty: difficulty.clone(),
+                n: None,
+                start: 0,
+            };
+            let mut items = spec
+                .load(&task.id, ctx)
+                .map_err(|e| EvalError::Usage(format!("task {}: {e}", task.id)))?;
+            let need = sizes.feedback + sizes.dev + sizes.test;
+            if items.len() < need {
+                return Err(EvalError::Usage(format!(
+                    "task {}: {} problems match but the sets need {need}",
+                    task.id,
+                    items.len()
+                )));
+            }
+            items.shuffle(&mut ChaCha8Rng::seed_from_u64(*seed));
+            let test: Vec<Item> = items.drain(sizes.feedback + sizes.dev..need).collect();
+            let dev: Vec<Item> = items
+                .drain(sizes.feedback..sizes.feedback + sizes.dev)
+                .collect();
+            items.truncate(sizes.feedback);
+            Ok(TaskSets {
+                feedback: Arc::new(items),
+                dev: Arc::new(dev),
+                test: Arc::new(test),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn family(name: &str, level: u8, sizes: SetSizes) -> TaskDef {
+        TaskDef {
+            id: format!("{name}/L{level}"),
+            source: TaskSource::Family {
+                family: name.into(),
+                level,
+                seed: 7,
+            },
+            sets: sizes,
+            seed_harness: PathBuf::from("x.toml"),
+        }
+    }
+
+    #[test]
+    fn sets_are_fixed_index_ranges() {
+        let sizes = SetSizes {
+            feedback: 2,
+            dev: 3,
+            test: 4,
+        };
+        let t = family("count_primes", 2, sizes);
+        let s = build(&t, sizes, &TaskContext::default()).unwrap();
+        let ids = s.ids();
+        assert_eq!(ids.feedback.len(), 2);
+        assert_eq!(ids.test.len(), 4);
+        assert!(
+            ids.dev[0].ends_with(&format!("/i{SET_STRIDE}")),
+            "{:?}",
+            ids.dev
+        );
+        // A bigger feedback set leaves the test set as it was.
+        let more = SetSizes {
+            feedback: 5,
+            ..sizes
+        };
+        let s2 = build(&t, more, &TaskContext::default()).unwrap();
+        assert_eq!(s2.ids().test, ids.test);
+        assert_eq!(s2.ids().feedback[..2], ids.feedback[..]);
+    }
+
+    #[test]
+    fn a_level_without_enough_distinct_questions_is_an_error() {
+        // spell_backward at level 1 draws from a few hundred 3-4 letter words: 2000
+        // distinct questions cannot exist (and the budget bounds the search).
+        let sizes = SetSizes {
+            feedback: 1,
+            dev: 1,
+            test: 2000,
+        };
+        let t = family("spell_backward", 1, sizes);
+        match build(&t, sizes, &TaskContext::default()) {
+            Err(e) => assert!(e.to_string().contains("distinct questions"), "{e}"),
+            Ok(s) => panic!("{} test items", s.test.len()),
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! Metrics of a run, computed from `config.json` and the records alone
+//! ([`compute`]), with a hierarchical 95 % bootstrap interval for every one (harness
+//! samples resampled, then units within them; tasks are strata, see
+//! [`crate::stats`]), and their Markdown rendering ([`markdown`]).
+//!
+//! Per task and overall (the overall value is the mean over tasks):
+//!
+//! | metric | groups (resampled first) | units (resampled within) |
+//! | --- | --- | --- |
+//! | `seed_test`, `final_test`, `curve[r]` | harness samples | test instances (score after round 0, K, r) |
+//! | `gain` | harness samples | test instances, paired: final − seed on the same instance |
+//! | `best_of_m` | harness samples | the test instances of the sample whose final harness has the best dev score |
+//! | `invalid_rate` | harness samples | candidates (1 = invalid) |
+//! | `accepted_rate` | harness samples | rounds 1..K (1 = a revision was kept) |
+//! | `executor_free_rate` | harness samples | test rollouts of the final harness (1 = no executor call) |
+//! | `executor_tokens`, `proposer_tokens` | harness samples | one value per sample: its tokens over all rounds |
+//!
+//! `best_of_m` selects by dev score, never by test score (selecting on the test set
+//! would report the luckiest sample). Executor tokens count every set evaluation a
+//! trajectory used once, as if it ran alone (work shared with other trajectories and
+//! completion-cache hits included), so the figure does not depend on scheduling.
+//!
+//! `summary.json` = these metrics + `run_stats` (wall time, overhead, batch sizes,
+//! cache hits, rollouts reused). Everything outside `run_stats` is a deterministic
+//! function of the records: a resumed run equals an uninterrupted one there, and
+//! [`comparable_part`] is what tests compare.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::config::EvalConfig;
+use super::records::{CandidateRecord, CandidateStatus, RoundRecord};
+use super::suite::SetSizes;
+use crate::stats::{self, HierEstimate};
+
+/// Version of `summary.json`.
+pub const SUMMARY_SCHEMA: u32 = 1;
+
+/// Candidates by outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateCounts {
+    pub total: usize,
+    pub scored: usize,
+    pub duplicate: usize,
+    pub unchanged: usize,
+    pub invalid: usize,
+    /// Rounds whose kept harness was a candidate.
+    pub accepted: usize,
+    /// Valid candidates by the form they were written in (toml, edits, python, ...).
+    pub forms: BTreeMap<String, usize>,
+}
+
+/// The metrics of a task, or overall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub seed_test: HierEstimate,
+    pub final_test: HierEstimate,
+    pub gain: HierEstimate,
+    pub best_of_m: Option<HierEstimate>,
+    /// Test score after round r = 0..K.
+    pub curve: Vec<HierEstimate>,
+    pub invalid_rate: HierEstimate,
+    pub accepted_rate: HierEstimate,
+    pub executor_free_rate: HierEstimate,
+    pub executor_tokens: HierEstimate,
+    pub proposer_tokens: HierEstimate,
+    pub candidates: CandidateCounts,
+}
+
+/// One task's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    pub task: String,
+    pub sets: SetSizes,
+    /// Harness samples with every round recorded (only those count).
+    pub samples_complete: usize,
+    pub metrics: Metrics,
+}
+
+/// Measurements of how the run went (not part of the comparable result).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunStats {
+    pub wall_s: f64,
+    /// Wall time with no rollout and no proposer call in flight (the evaluator's own
+    /// work: scheduling, records, reports) and its fraction of the wall time.
+    pub idle_s: f64,
+    pub overhead_fraction: f64,
+    pub rollouts_run: u64,
+    /// Taken from this directory's log of an earlier, interrupted run.
+    pub rollouts_reused: u64,
+    /// Set evaluations computed, and answered by the memo (shared across samples,
+    /// rounds and proposers of this invocation).
+    pub evaluations: u64,
+    pub memo_hits: u64,
+    /// The executor batches the dispatcher formed (all proposers of the invocation).
+    pub executor_batches: u64,
+    pub executor_batch_mean: f64,
+    pub executor_batch_max: u64,
+    /// Dev-scoring batches of this run: count, harnesses and rollouts per batch.
+    pub dev_batches: usize,
+    pub dev_batch_harnesses_mean: f64,
+    pub dev_batch_rollouts_mean: f64,
+    pub dev_batch_rollouts_max: usize,
+    pub cache_hits: Option<u64>,
+    pub cache_misses: Option<u64>,
+    /// Sum of round wall times per task (rounds of different samples overlap).
+    pub task_round_wall_s: BTreeMap<String, f64>,
+    pub resumed: bool,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: u32,
+    pub suite: String,
+    pub proposer: String,
+    pub proposer_spec: String,
+    pub executor_model: String,
+    pub executor_model_id: String,
+    pub rounds: u32,
+    pub candidates: u32,
+    pub samples: u32,
+    pub select: String,
+    /// `false` for `--limit` runs (sets cut short: not comparable to full runs).
+    pub comparable: bool,
+    /// Every trajectory finished.
+    pub complete: bool,
+    pub tasks: Vec<TaskSummary>,
+    pub overall: Metrics,
+    pub run_stats: RunStats,
+}
+
+/// The summary without `run_stats` (what a resumed run must reproduce exactly).
+pub fn comparable_part(s: &Summary) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).expect("a summary serialises");
+    if let Some(o) = v.as_object_mut() {
+        o.remove("run_stats");
+    }
+    v
+}
+
+const LEVEL: f64 = 0.95;
+
+/// A fixed bootstrap seed per (metric, task).
+fn ci_seed(metric: &str, task: &str) -> u64 {
+    let mut h = Sha256::new();
+    h.update(b"harness-rl/summary-ci\0");
+    h.update(metric.as_bytes());
+    h.update([0]);
+    h.update(task.as_bytes());
+    u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
+}
+
+/// The two-stage data of one task for every metric.
+#[derive(Default)]
+struct TaskData {
+    seed: Vec<Vec<f64>>,
+    fin: Vec<Vec<f64>>,
+    gain: Vec<Vec<f64>>,
+    curve: Vec<Vec<Vec<f64>>>,
+    final_dev: Vec<Option<f64>>,
+    invalid: Vec<Vec<f64>>,
+    accepted: Vec<Vec<f64>>,
+    exfree: Vec<Vec<f64>>,
+    etokens: Vec<Vec<f64>>,
+    ptokens: Vec<Vec<f64>>,
+    counts: CandidateCounts,
+}
+
+fn ones(k: usize, n: usize) -> Vec<f64> {
+    let mut v = vec![1.0; k.min(n)];
+    v.resize(n, 0.0);
+    v
+}
+
+fn task_data(
+    task: &str,
+    k: u32,
+    samples: u32,
+    rounds: &BTreeMap<(String, u32), BTreeMap<u32, &RoundRecord>>,
+    cands: &BTreeMap<(String, u32), Vec<&CandidateRecord>>,
+) -> TaskData {
+    let mut d = TaskData {
+        curve: vec![Vec::new(); k as usize + 1],
+        ..TaskData::default()
+    };
+    for m in 0..samples {
+        let Some(rs) = rounds.get(&(task.to_string(), m)) else {
+            continue;
+        };
+        if (0..=k).any(|r| !rs.contains_key(&r)) {
+            continue;
+        }
+        let seed = &rs[&0];
+        let last = &rs[&k];
+        d.seed.push(seed.test.scores.clone());
+        d.fin.push(last.test.scores.clone());
+        d.gain.push(
+            last.test
+                .scores
+                .iter()
+                .zip(&seed.test.scores)
+                .map(|(b, a)| b - a)
+                .collect(),
+        );
+        for r in 0..=k {
+            d.curve[r as usize].push(rs[&r].test.scores.clone());
+        }
+        d.final_dev.push(last.selected_dev);
+        let cs: Vec<&&CandidateRecord> = cands
+            .get(&(task.to_string(), m))
+            .map(|v| v.iter().filter(|c| c.round >= 1 && c.round <= k).collect())
+            .unwrap_or_default();
+        d.invalid.push(
+            cs.iter()
+                .map(|c| f64::from(c.status == CandidateStatus::Invalid))
+                .collect(),
+        );
+        d.accepted
+            .push((1..=k).map(|r| f64::from(rs[&r].accepted)).collect());
+        d.exfree
+            .push(ones(last.test.executor_free, last.test.scores.len()));
+        d.etokens
+            .push(vec![rs.values().map(|r| r.executor_tokens as f64).sum()]);
+        d.ptokens.push(vec![
+            rs.values()
+                .map(|r| (r.proposer_tokens.prompt + r.proposer_tokens.completion) as f64)
+                .sum(),
+        ]);
+        let c = &mut d.counts;
+        for x in &cs {
+            c.total += 1;
+            match x.status {
+                CandidateStatus::Scored => c.scored += 1,
+                CandidateStatus::Duplicate => c.duplicate += 1,
+                CandidateStatus::Unchanged => c.unchanged += 1,
+                CandidateStatus::Invalid => c.invalid += 1,
+            }
+            if x.status != CandidateStatus::Invalid
+                && let Some(f) = x.form
+            {
+                let name = serde_json::to_value(f)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                *c.forms.entry(name).or_default() += 1;
+            }
+        }
+        c.accepted += (1..=k).filter(|r| rs[r].accepted).count();
+    }
+    d
+}
+
+fn metrics_of(task: &str, d: &TaskData) -> Metrics {
+    let est =
+        |name: &str, g: &[Vec<f64>]| stats::hierarchical_estimate(g, LEVEL, ci_seed(name, task));
+    let best_of_m = if d.final_dev.iter().all(Option::is_some) && !d.final_dev.is_empty() {
+        let sel: Vec<f64> = d.final_dev.iter().map(|x| x.expect("checked")).collect();
+        stats::hierarchical_select_estimate(&sel, &d.fin, LEVEL, ci_seed("best_of_m", task))
+    } else {
+        None
+    };
+    Metrics {
+        seed_test: est("seed_test", &d.seed),
+        final_test: est("final_test", &d.fin),
+        gain: est("gain", &d.gain),
+        best_of_m,
+        curve: d
+            .curve
+            .iter()
+            .enumerate()
+            .map(|(r, g)| est(&format!("curve{r}"), g))
+            .collect(),
+        invalid_rate: est("invalid_rate", &d.invalid),
+        accepted_rate: est("accepted_rate", &d.accepted),
+        executor_free_rate: est("executor_free_rate", &d.exfree),
+        executor_tokens: est("executor_tokens", &d.etokens),
+        proposer_tokens: est("proposer_tokens", &d.ptokens),
+        candidates: d.counts.clone(),
+    }
+}
+
+fn overall_of(data: &[TaskData]) -> Metrics {
+    let est = |name: &str, f: &dyn Fn(&TaskData) -> Vec<Vec<f64>>| {
+        let strata: Vec<Vec<Vec<f64>>> = data.iter().map(f).collect();
+        stats::stratified_hierarchical_estimate(&strata, LEVEL, ci_seed(name, "*overall*"))
+    };
+    let k = data.first().map_or(0, |d| d.curve.len());
+    // Best-of-M overall: the mean over tasks of each task's best-of-M point estimate
+    // (no pooled interval: the selection is per task).
+    let per_task: Vec<Option<HierEstimate>> =
+        data.iter().map(|d| metrics_of("", d).best_of_m).collect();
+    let best_of_m = if !per_task.is_empty() && per_task.iter().all(Option::is_some) {
+        let v: Vec<HierEstimate> = per_task.into_iter().map(|x| x.expect("checked")).collect();
+        Some(HierEstimate {
+            mean: v.iter().map(|e| e.mean).sum::<f64>() / v.len() as f64,
+            ci: None,
+            groups: v.iter().map(|e| e.groups).sum(),
+            n: v.iter().map(|e| e.n).sum(),
+        })
+    } else {
+        None
+    };
+    let mut counts = CandidateCounts::default();
+    for d in data {
+        let c = &d.counts;
+        counts.total += c.total;
+        counts.scored += c.scored;
+        counts.duplicate += c.duplicate;
+        counts.unchanged += c.unchanged;
+        counts.invalid += c.invalid;
+        counts.accepted += c.accepted;
+        for (f, n) in &c.forms {
+            *counts.forms.entry(f.clone()).or_default() += n;
+        }
+    }
+    Metrics {
+        seed_test: est("seed_test", &|d| d.seed.clone()),
+        final_test: est("final_test", &|d| d.fin.clone()),
+        gain: est("gain", &|d| d.gain.clone()),
+        best_of_m,
+        curve: (0..k)
+            .map(|r| est(&format!("curve{r}"), &|d: &TaskData| d.curve[r].clone()))
+            .collect(),
+        invalid_rate: est("invalid_rate", &|d| d.invalid.clone()),
+        accepted_rate: est("accepted_rate", &|d| d.accepted.clone()),
+        executor_free_rate: est("executor_free_rate", &|d| d.exfree.clone()),
+        executor_tokens: est("executor_tokens", &|d| d.etokens.clone()),
+        proposer_tokens: est("proposer_tokens", &|d| d.ptokens.clone()),
+        candidates: counts,
+    }
+}
+
+/// Group records by (task, sample) (the first record of each round wins, as on
+/// resume).
+type RoundsBySample<'a> = BTreeMap<(String, u32), BTreeMap<u32, &'a RoundRecord>>;
+type CandidatesBySample<'a> = BTreeMap<(String, u32), Vec<&'a CandidateRecord>>;
+
+fn index<'a>(
+    rounds: &'a [RoundRecord],
+    candidates: &'a [CandidateRecord],
+) -> (RoundsBySample<'a>, CandidatesBySample<'a>) {
+    let mut r: BTreeMap<(String, u32), BTreeMap<u32, &RoundRecord>> = BTreeMap::new();
+    for x in rounds {
+        r.entry((x.task.clone(), x.sample))
+            .or_default()
+            .entry(x.round)
+            .or_insert(x);
+    }
+    let mut c: BTreeMap<(String, u32), Vec<&CandidateRecord>> = BTreeMap::new();
+    for x in candidates {
+        let v = c.entry((x.task.clone(), x.sample)).or_default();
+        if !v.iter().any(|y| y.round == x.round && y.index == x.index) {
+            v.push(x);
+        }
+    }
+    for v in c.values_mut() {
+        v.sort_by_key(|x| (x.round, x.index));
+    }
+    (r, c)
+}
+
+/// Per-sample test scores of a task after round `round` (complete samples only, in
+/// sample order), for paired comparisons.
+pub fn test_scores(
+    config: &EvalConfig,
+    rounds: &[RoundRecord],
+    task: &str,
+    round: u32,
+) -> Vec<Vec<f64>> {
+    let (r, _) = index(rounds, &[]);
+    let k = config.settings.rounds;
+    (0..config.settings.samples)
+        .filter_map(|m| {
+            let rs = r.get(&(task.to_string(), m))?;
+            if (0..=k).any(|x| !rs.contains_key(&x)) {
+                return None;
+            }
+            Some(rs[&round].test.scores.clone())
+        })
+        .collect()
+}
+
+/// Compute the metrics of a run from its config and records (`run_stats` left
+/// default; the runner fills it).
+pub fn compute(
+    config: &EvalConfig,
+    rounds: &[RoundRecord],
+    candidates: &[CandidateRecord],
+) -> Summary {
+    let s = &config.settings;
+    let (r, c) = index(rounds, candidates);
+    let mut tasks = Vec::new();
+    let mut data = Vec::new();
+    let mut complete = true;
+    for t in &config.tasks {
+        let d = task_data(&t.def.id, s.rounds, s.samples, &r, &c);
+        let done = d.fin.len();
+        if done < s.samples as usize {
+            complete = false;
+        }
+        tasks.push(TaskSummary {
+            task: t.def.id.clone(),
+            sets: super::sets::limited(t.def.sets, s.limit),
+            samples_complete: done,
+            metrics: metrics_of(&t.def.id, &d),
+        });
+        data.push(d);
+    }
+    Summary {
+        schema: SUMMARY_SCHEMA,
+        suite: s.suite.name.clone(),
+        proposer: config.proposer.label.clone(),
+        proposer_spec: config.proposer.spec.clone(),
+        executor_model: config.executor.model.clone(),
+        executor_model_id: config.executor.model_id.clone(),
+        rounds: s.rounds,
+        candidates: s.candidates,
+        samples: s.samples,
+        select: serde_json::to_value(s.select)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        comparable: config.comparable,
+        complete,
+        tasks,
+        overall: overall_of(&data),
+        run_stats: RunStats::default(),
+    }
+}
+
+/// `0.512 [0.43, 0.60]`.
+pub fn fmt_est(e: &HierEstimate) -> String {
+    if e.n == 0 {
+        return "-".into();
+    }
+    match e.ci {
+        Some(c) => format!("{:.3} [{:.3}, {:.3}]", e.mean, c.lo, c.hi),
+        None => format!("{:.3}", e.mean),
+    }
+}
+
+fn fmt_tokens(e: &HierEstimate) -> String {
+    if e.n == 0 {
+        return "-".into();
+    }
+    match e.ci {
+        Some(c) => format!("{:.0} [{:.0}, {:.0}]", e.mean, c.lo, c.hi),
+        None => format!("{:.0}", e.mean),
+    }
+}
+
+/// One row per task and an overall row: seed, final, gain, best-of-M, rates.
+pub fn table(s: &Summary) -> String {
+    let mut out = String::from(
+        "| task | seed test | final test | gain | best-of-M | invalid | accepted | exec-free | n |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    let row = |name: &str, m: &Metrics, n: String| {
+        format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {n} |\n",
+            fmt_est(&m.seed_test),
+            fmt_est(&m.final_test),
+            fmt_est(&m.gain),
+            m.best_of_m
+                .as_ref()
+                .map(fmt_est)
+                .unwrap_or_else(|| "-".into()),
+            fmt_est(&m.invalid_rate),
+            fmt_est(&m.accepted_rate),
+            fmt_est(&m.executor_free_rate),
+        )
+    };
+    for t in &s.tasks {
+        out.push_str(&row(
+            &t.task,
+            &t.metrics,
+            format!("{} x {}", t.samples_complete, t.sets.test),
+        ));
+    }
+    out.push_str(&row(
+        "**overall**",
+        &s.overall,
+        format!("{} tasks", s.tasks.len()),
+    ));
+    out
+}
+
+/// The per-round test-score curve, one row per task.
+pub fn curve_table(s: &Summary) -> String {
+    let k = s.rounds as usize;
+    let mut out = String::from("| task |");
+    for r in 0..=k {
+        out.push_str(&format!(" round {r} |"));
+    }
+    out.push_str("\n| --- |");
+    for _ in 0..=k {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    let mut row = |name: &str, m: &Metrics| {
+        out.push_str(&format!("| {name} |"));
+        for e in &m.curve {
+            out.push_str(&format!(" {} |", fmt_est(e)));
+        }
+        out.push('\n');
+    };
+    for t in &s.tasks {
+        row(&t.task, &t.metrics);
+    }
+    row("**overall**", &s.overall);
+    out
+}
+
+/// The Markdown report of one run (`examples`: rendered accepted revisions).
+pub fn markdown(s: &Summary, config: &EvalConfig, examples: &str) -> String {
+    let mut out = format!("# Evaluation: {} — proposer `{}`\n\n", s.suite, s.proposer);
+    out.push_str(&format!(
+        "Executor `{}` (sha256 `{}`), K = {} rounds, G = {} candidates, M = {} harness samples, selection `{}`, seed {}; crate {} ({}).\n\n",
+        s.executor_model,
+        s.executor_model_id,
+        s.rounds,
+        s.candidates,
+        s.samples,
+        s.select,
+        config.settings.seed,
+        config.crate_version,
+        config.git_commit
+    ));
+    if !s.comparable {
+        out.push_str("**Not comparable**: `--limit` cut the sets short.\n\n");
+    }
+    if !s.complete {
+        out.push_str(
+            "**Incomplete**: some trajectories did not finish; only finished ones count.\n\n",
+        );
+    }
+    out.push_str("Test scores with 95 % hierarchical bootstrap intervals (harness samples, then instances); n = samples x test instances.\n\n");
+    out.push_str(&table(s));
+    out.push_str("\n## Test score after each round\n\n");
+    out.push_str(&curve_table(s));
+    out.push_str("\n## Cost\n\n| task | executor tokens / sample | proposer tokens / sample | candidates (scored / dup / unchanged / invalid) | accepted rounds |\n| --- | --- | --- | --- | --- |\n");
+    for t in &s.tasks {
+        let m = &t.metrics;
+        let c = &m.candidates;
+        out.push_str(&format!(
+            "| {} | {} | {} | {} ({} / {} / {} / {}) | {} |\n",
+            t.task,
+            fmt_tokens(&m.executor_tokens),
+            fmt_tokens(&m.proposer_tokens),
+            c.total,
+            c.scored,
+            c.duplicate,
+            c.unchanged,
+            c.invalid,
+            c.accepted
+        ));
+    }
+    let rs = &s.run_stats;
+    out.push_str(&format!(
+        "\nWall {:.1} s; evaluator idle (nothing in flight) {:.1} s ({:.1} %); rollouts run {}, reused from an earlier run {}; set evaluations {} (+{} answered by the memo); executor batches {} (mean {:.1}, max {}); dev-scoring batches {} (mean {:.1} harnesses, {:.1} rollouts, max {}).\n",
+        rs.wall_s,
+        rs.idle_s,
+        100.0 * rs.overhead_fraction,
+        rs.rollouts_run,
+        rs.rollouts_reused,
+        rs.evaluations,
+        rs.memo_hits,
+        rs.executor_batches,
+        rs.executor_batch_mean,
+        rs.executor_batch_max,
+        rs.dev_batches,
+        rs.dev_batch_harnesses_mean,
+        rs.dev_batch_rollouts_mean,
+        rs.dev_batch_rollouts_max
+    ));
+    if !examples.is_empty() {
+        out.push_str("\n## Accepted revisions (examples)\n\n");
+        out.push_str(examples);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ones_and_seeds() {
+        assert_eq!(ones(2, 4), vec![1.0, 1.0, 0.0, 0.0]);
+        assert_eq!(ones(5, 3), vec![1.0, 1.0, 1.0]);
+        assert_ne!(ci_seed("a", "t"), ci_seed("b", "t"));
+        assert_eq!(ci_seed("a", "t"), ci_seed("a", "t"));
+    }
+}
