@@ -5,7 +5,8 @@
 #
 #   scripts/calibrate.sh                      # the whole grid, in order
 #   ONLY="zero-shot-L1 program-L1" scripts/calibrate.sh
-#   RUNS=/work/runs/calib N=24 SEED=0 NICE=10 scripts/calibrate.sh
+#   RUNS=/work/runs/calib N=24 SEED=0 NICE=10 THREADS=1 scripts/calibrate.sh
+#   HRL=/path/to/hrl scripts/calibrate.sh     # a built binary (no cargo build)
 #
 # One `hrl run` per (harness, level) over all families, so the executor's continuous
 # batch stays full; order: zero-shot L1, program L1, python-tool L1, then the L2s. Each
@@ -22,7 +23,11 @@ RUNS=${RUNS:-/work/runs/calib}
 N=${N:-24}
 SEED=${SEED:-0}
 NICE=${NICE:-10}
-EXECUTOR=${EXECUTOR:-llama:qwen2.5-coder-0.5b,n_parallel=16,ctx=4096}
+THREADS=${THREADS:-1}
+# threads=1: on the shared 2-core machine several model runs go at once; slots, threads
+# and context size are not part of the executor identity (they do not change greedy
+# outputs), so a grid may be resumed with other values.
+EXECUTOR=${EXECUTOR:-llama:qwen2.5-coder-0.5b,n_parallel=16,ctx=4096,threads=$THREADS}
 HRL=${HRL:-$ROOT/target/release/hrl}
 ORDER="zero-shot-L1 program-L1 python-tool-L1 zero-shot-L2 program-L2 python-tool-L2"
 ONLY=${ONLY:-$ORDER}

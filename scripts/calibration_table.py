@@ -9,7 +9,7 @@ python-tool at levels 1 and 2, keeps the last rollout per item (one harness hash
 executor per directory is checked), and prints a Markdown table per level: per family,
 each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, else a
 seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
-"not run". Then the rule of issue 7: a family passes when its level-1 score is above 0
+"not run", one with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family passes when its level-1 score is above 0
 under some seed harness and below 0.9 under zero-shot; "undecided" when the cells that
 would decide it are not run yet. Only the Python standard library is used.
 """
@@ -82,12 +82,13 @@ class Cell:
         else:
             self.ci = bootstrap(self.scores)
 
-    def text(self):
+    def text(self, expect=0):
         if not self.n:
             return "not run"
         lo, hi = self.ci
         free = f", free {self.free}" if self.free else ""
-        return f"{self.mean:.2f} [{lo:.2f}, {hi:.2f}] n={self.n}{free}"
+        part = f" of {expect} (partial)" if self.n < expect else ""
+        return f"{self.mean:.2f} [{lo:.2f}, {hi:.2f}] n={self.n}{part}{free}"
 
     def json(self):
         return {
@@ -113,6 +114,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", default="/work/runs/calib")
     ap.add_argument("--families", help="file (or -) with family names; default: hrl tasks list")
+    ap.add_argument("--expect", type=int, default=24, help="instances per cell of the grid")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -183,7 +185,7 @@ def main():
         print("| family | " + " | ".join(HARNESSES) + (" | rule |" if lv == 1 else ""))
         print("| --- " * (len(HARNESSES) + 1 + (lv == 1)) + "|")
         for fam in fams:
-            row = [cells[(fam, h, lv)].text() for h in HARNESSES]
+            row = [cells[(fam, h, lv)].text(args.expect) for h in HARNESSES]
             extra = ""
             if lv == 1:
                 v, r = verdicts[fam]
