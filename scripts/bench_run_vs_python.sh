@@ -14,14 +14,15 @@
 #   install of llama-cpp-python, which compiles llama.cpp, delays nothing else.)
 #
 #   scripts/bench_run_vs_python.sh
-#   PY_MAX_SECONDS=300 THREADS=2 N_PARALLEL=16 scripts/bench_run_vs_python.sh
+#   PY_MAX_SECONDS=300 THREADS=1 N_PARALLEL=16 scripts/bench_run_vs_python.sh
 #   HRL=path/to/hrl scripts/bench_run_vs_python.sh    # a built binary (no cargo build)
 #
 # llama-cpp-python goes into a private venv (.venv-llamacpp, gitignored), installed by
 # pip by package name (PIP_FIND_LINKS is honoured, e.g. a local wheel directory). The
 # Python side runs one sequence at a time (its high-level API does not batch requests);
 # when it would take longer than PY_MAX_SECONDS it stops and is rated per item done (the
-# report says how many). Both sides use THREADS CPU threads; hrl's wall time is that of
+# report says how many). Both sides use THREADS CPU threads (default 1: on a shared,
+# oversubscribed machine 2 OpenMP threads were 3.4x slower, docs/PERFORMANCE.md); hrl's wall time is that of
 # the whole process (model load included), Python's excludes its model load, so the
 # ratio is conservative for hrl.
 set -euo pipefail
@@ -33,7 +34,7 @@ GGUF=${GGUF:-${HRL_HOME:-$HOME/.cache/harness-rl}/models/$MODEL.gguf}
 FAMILIES=${FAMILIES:-gcd,count_primes,basic_arithmetic,chain_sum,spell_backward,letter_counting,number_sorting,base_conversion}
 N=${N:-8}
 SEED=${SEED:-0}
-THREADS=${THREADS:-2}
+THREADS=${THREADS:-1}
 N_PARALLEL=${N_PARALLEL:-16}
 PY_MAX_SECONDS=${PY_MAX_SECONDS:-900}
 WORK=${WORK:-$ROOT/target/bench_run_vs_python}
