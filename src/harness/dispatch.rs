@@ -8,7 +8,10 @@
 //! `window` has passed since the oldest pending call. Batches run on their own
 //! threads (at most `max_inflight` at once), so a late call does not wait for an
 //! earlier batch: the llama.cpp executor merges concurrent batches into its
-//! continuous batch. Every batch's size is logged ([`BatchStats`]).
+//! continuous batch. A caller is answered as soon as its own requests are done
+//! ([`Executor::complete_batch_progress`]), not when the whole batch is, so its rollout
+//! goes on (and sends its next call) while the batch's longest requests still run.
+//! Every batch's size is logged ([`BatchStats`]).
 
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -262,9 +265,56 @@ fn dispatch_loop(inner: Arc<Inner>) {
 
 fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
     let requests: Vec<Request> = taken.iter().flat_map(|p| p.requests.clone()).collect();
-    let mut results = inner.exec.complete_batch(&requests).into_iter();
-    for p in taken {
-        let mine: Results = (0..p.requests.len())
+    // Which caller and position each request of the batch belongs to.
+    let owner: Vec<(usize, usize)> = taken
+        .iter()
+        .enumerate()
+        .flat_map(|(k, p)| (0..p.requests.len()).map(move |j| (k, j)))
+        .collect();
+    // A caller whose requests have all finished gets its results at once, not when the
+    // whole batch has (the executor's continuous batch finishes requests at different
+    // times; holding every caller until the longest request ends would leave the
+    // executor's slots idle while finished rollouts wait to go on). Failures are not
+    // `Clone`: a caller with a failed request is answered from the batch's return value.
+    struct Early {
+        reply: Option<mpsc::Sender<Results>>,
+        done: Vec<Option<Completion>>,
+        failed: bool,
+    }
+    let early: Mutex<Vec<Early>> = Mutex::new(
+        taken
+            .into_iter()
+            .map(|p| Early {
+                done: vec![None; p.requests.len()],
+                reply: Some(p.reply),
+                failed: false,
+            })
+            .collect(),
+    );
+    let on_done = |i: usize, r: &Result<Completion, ExecutorError>| {
+        let Some(&(k, j)) = owner.get(i) else { return };
+        let mut e = early.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = &mut e[k];
+        match r {
+            Ok(c) => slot.done[j] = Some(c.clone()),
+            Err(_) => slot.failed = true,
+        }
+        if !slot.failed
+            && slot.done.iter().all(Option::is_some)
+            && let Some(tx) = slot.reply.take()
+        {
+            let _ = tx.send(
+                slot.done
+                    .iter_mut()
+                    .map(|c| Ok(c.take().unwrap()))
+                    .collect(),
+            );
+        }
+    };
+    let out = inner.exec.complete_batch_progress(&requests, &on_done);
+    let mut results = out.into_iter();
+    for slot in early.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let mine: Results = (0..slot.done.len())
             .map(|_| {
                 results.next().unwrap_or_else(|| {
                     Err(ExecutorError::Model(
@@ -273,7 +323,9 @@ fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
                 })
             })
             .collect();
-        let _ = p.reply.send(mine);
+        if let Some(tx) = slot.reply {
+            let _ = tx.send(mine);
+        }
     }
     let mut st = inner.lock();
     st.inflight -= 1;
@@ -349,6 +401,87 @@ mod tests {
         let st = d.stats();
         assert_eq!((st.batches, st.requests, st.max_size), (1, 12, 12));
         assert_eq!(st.sizes, vec![12]);
+    }
+
+    /// A test-only executor that finishes request 0 of a batch, then holds the rest
+    /// until `release` receives a signal.
+    struct StaggeredExecutor {
+        release: Mutex<mpsc::Receiver<()>>,
+    }
+
+    impl Executor for StaggeredExecutor {
+        fn model_id(&self) -> &str {
+            "staggered"
+        }
+        fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+            self.complete_batch_progress(requests, &|_, _| {})
+        }
+        fn complete_batch_progress(
+            &self,
+            requests: &[Request],
+            on_done: &crate::executor::OnDone<'_>,
+        ) -> Vec<Result<Completion, ExecutorError>> {
+            let out: Vec<_> = requests
+                .iter()
+                .map(|r| EchoExecutor(Mutex::new(Vec::new())).complete(r))
+                .collect();
+            on_done(0, &out[0]);
+            if requests.len() > 1 {
+                let rx = self.release.lock().unwrap();
+                rx.recv_timeout(Duration::from_secs(60))
+                    .expect("the test never released the batch");
+            }
+            for (i, r) in out.iter().enumerate().skip(1) {
+                on_done(i, r);
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn a_caller_is_answered_when_its_requests_finish_not_the_whole_batch() {
+        let (release, rx) = mpsc::channel();
+        let exec = Arc::new(StaggeredExecutor {
+            release: Mutex::new(rx),
+        });
+        let d = Dispatcher::new(
+            exec,
+            DispatchConfig {
+                window: Duration::from_secs(60),
+                ..DispatchConfig::default()
+            },
+        );
+        let barrier = std::sync::Barrier::new(2);
+        let (answered_tx, answered_rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            let mut callers = Vec::new();
+            for name in ["a", "b"] {
+                let (d, barrier, answered_tx) = (&d, &barrier, answered_tx.clone());
+                callers.push(s.spawn(move || {
+                    let _g = d.enter();
+                    barrier.wait();
+                    let out = d.complete(vec![req(name)]);
+                    answered_tx.send(name).unwrap();
+                    out
+                }));
+            }
+            // Both calls form one batch (60 s window, both callers waiting). Its first
+            // request is finished early and the rest held: one caller must be answered
+            // while the batch is still running.
+            let early = answered_rx.recv_timeout(Duration::from_secs(30));
+            release.send(()).unwrap();
+            let early = early.expect("no caller was answered before the batch finished");
+            let late = answered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+            assert_ne!(early, late);
+            for (c, name) in callers.into_iter().zip(["a", "b"]) {
+                let out = c.join().unwrap();
+                assert_eq!(
+                    out.into_iter().map(|r| r.unwrap().text).collect::<Vec<_>>(),
+                    [name]
+                );
+            }
+        });
+        assert_eq!(d.stats().sizes, vec![2]);
     }
 
     #[test]

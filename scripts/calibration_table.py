@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""The calibration table (issues 7 and 8) from the run directories of scripts/calibrate.sh.
+
+    scripts/calibration_table.py [--runs /work/runs/calib] [--families FILE|-] [--json]
+
+Reads RUNS/<harness>-L<level>/rollouts.jsonl (append-only; a run still going or
+interrupted is read as far as it got) for the harnesses zero-shot, program and
+python-tool at levels 1 and 2, keeps the last rollout per item (one harness hash and
+executor per directory is checked), and prints a Markdown table per level: per family,
+each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, else a
+seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
+"not run", one with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family passes when its level-1 score is above 0
+under some seed harness and below 0.9 under zero-shot; "undecided" when the cells that
+would decide it are not run yet. Only the Python standard library is used.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+HARNESSES = ["zero-shot", "program", "python-tool"]
+LEVELS = [1, 2]
+Z = 1.959963984540054
+
+
+def wilson(k, n):
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + Z * Z / n
+    c = (p + Z * Z / (2 * n)) / d
+    h = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def bootstrap(xs, reps=2000, seed=0):
+    rng = random.Random(seed)
+    n = len(xs)
+    means = sorted(sum(rng.choice(xs) for _ in range(n)) / n for _ in range(reps))
+    return (means[int(0.025 * reps)], means[int(0.975 * reps) - 1])
+
+
+def load(path):
+    """Last rollout per (item, sample); checks one harness and executor per run."""
+    rows = {}
+    hashes, execs = set(), set()
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                # A run killed mid-write leaves a partial last line; anything else is real.
+                print(f"{path}:{lineno}: skipped unreadable line ({e})", file=sys.stderr)
+                continue
+            hashes.add(r["harness_hash"])
+            execs.add(r["executor"]["hash"])
+            rows[(r["item_id"], r["sample"])] = r
+    if len(hashes) > 1 or len(execs) > 1:
+        sys.exit(f"{path}: rollouts of {len(hashes)} harnesses / {len(execs)} executors mixed")
+    return list(rows.values())
+
+
+class Cell:
+    def __init__(self, rollouts):
+        self.scores = [r["score"] for r in rollouts]
+        self.n = len(self.scores)
+        self.mean = sum(self.scores) / self.n if self.n else None
+        self.free = sum(1 for r in rollouts if r["executor_free"])
+        self.failures = Counter(r["failure"] for r in rollouts if r["failure"])
+        if not self.n:
+            self.ci = None
+        elif all(s in (0.0, 1.0) for s in self.scores):
+            self.ci = wilson(sum(self.scores), self.n)
+        else:
+            self.ci = bootstrap(self.scores)
+
+    def text(self, expect=0):
+        if not self.n:
+            return "not run"
+        lo, hi = self.ci
+        free = f", free {self.free}" if self.free else ""
+        part = f" of {expect} (partial)" if self.n < expect else ""
+        return f"{self.mean:.2f} [{lo:.2f}, {hi:.2f}] n={self.n}{part}{free}"
+
+    def json(self):
+        return {
+            "n": self.n,
+            "mean": self.mean,
+            "ci95": self.ci,
+            "executor_free": self.free,
+            "failures": dict(self.failures),
+        }
+
+
+def families(arg):
+    if arg:
+        text = sys.stdin.read() if arg == "-" else open(arg).read()
+        return [f for f in text.split() if f]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    hrl = os.path.join(root, "target", "release", "hrl")
+    out = subprocess.check_output([hrl, "tasks", "list", "--json"])
+    return sorted(f["name"] for f in json.loads(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", default="/work/runs/calib")
+    ap.add_argument("--families", help="file (or -) with family names; default: hrl tasks list")
+    ap.add_argument("--expect", type=int, default=24, help="instances per cell of the grid")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    fams = families(args.families)
+    cells = {}
+    runs = {}
+    for h in HARNESSES:
+        for lv in LEVELS:
+            path = os.path.join(args.runs, f"{h}-L{lv}", "rollouts.jsonl")
+            by_fam = defaultdict(list)
+            if os.path.exists(path):
+                rows = load(path)
+                for r in rows:
+                    if r.get("level") == lv:
+                        by_fam[r["group"]].append(r)
+                if rows:
+                    runs[f"{h}-L{lv}"] = {
+                        "rollouts": len(rows),
+                        "harness_hash": rows[0]["harness_hash"],
+                        "executor": rows[0]["executor"],
+                        "config_hash": rows[0]["config_hash"],
+                        "seconds_in_rollouts": sum(r["wall_ms"] for r in rows) / 1000,
+                    }
+            for fam in fams:
+                cells[(fam, h, lv)] = Cell(by_fam.get(fam, []))
+
+    verdicts = {}
+    for fam in fams:
+        c = {h: cells[(fam, h, 1)] for h in HARNESSES}
+        measured = [h for h in HARNESSES if c[h].n]
+        above = [h for h in measured if c[h].mean > 0]
+        reasons = []
+        if not above:
+            if len(measured) == len(HARNESSES):
+                reasons.append("level 1 scores 0 under every seed harness")
+            else:
+                reasons.append(None)
+        zs = c["zero-shot"]
+        if zs.n and zs.mean >= 0.9:
+            reasons.append(f"zero-shot level 1 scores {zs.mean:.2f} >= 0.9")
+        elif not zs.n:
+            reasons.append(None)
+        if any(r for r in reasons):
+            verdicts[fam] = ("fail", [r for r in reasons if r])
+        elif None in reasons:
+            verdicts[fam] = ("undecided", [])
+        else:
+            verdicts[fam] = ("pass", [])
+
+    if args.json:
+        json.dump(
+            {
+                "runs": runs,
+                "cells": [
+                    {"family": f, "harness": h, "level": lv, **cells[(f, h, lv)].json()}
+                    for (f, h, lv) in sorted(cells)
+                ],
+                "rule": {f: {"verdict": v, "reasons": r} for f, (v, r) in verdicts.items()},
+            },
+            sys.stdout,
+            indent=1,
+        )
+        print()
+        return
+
+    for lv in LEVELS:
+        print(f"### Level {lv}\n")
+        print("| family | " + " | ".join(HARNESSES) + (" | rule |" if lv == 1 else ""))
+        print("| --- " * (len(HARNESSES) + 1 + (lv == 1)) + "|")
+        for fam in fams:
+            row = [cells[(fam, h, lv)].text(args.expect) for h in HARNESSES]
+            extra = ""
+            if lv == 1:
+                v, r = verdicts[fam]
+                extra = f" {v}{': ' + '; '.join(r) if r else ''} |"
+            print(f"| {fam} | " + " | ".join(row) + " |" + extra)
+        print()
+        for h in HARNESSES:
+            rs = [cells[(f, h, lv)] for f in fams]
+            n = sum(c.n for c in rs)
+            if n:
+                mean = sum(sum(c.scores) for c in rs) / n
+                free = sum(c.free for c in rs)
+                fail = Counter()
+                for c in rs:
+                    fail.update(c.failures)
+                top = ", ".join(f"{k} {v}" for k, v in fail.most_common(4))
+                print(
+                    f"- {h}, level {lv}: {n} rollouts over {sum(1 for c in rs if c.n)} "
+                    f"families, mean {mean:.3f}, executor-free {free} ({free / n:.1%}); "
+                    f"failures: {top}"
+                )
+            else:
+                print(f"- {h}, level {lv}: not run")
+        print()
+
+    counts = Counter(v for v, _ in verdicts.values())
+    decided = counts["pass"] + counts["fail"]
+    print(
+        f"Rule (level 1 > 0 under some seed harness and < 0.9 under zero-shot): "
+        f"{counts['pass']} pass, {counts['fail']} fail, {counts['undecided']} undecided "
+        f"of {len(fams)} families"
+        + (f"; {counts['pass'] / decided:.0%} of the decided pass" if decided else "")
+        + f"; goal: >= 80% of all {len(fams)} families ({math.ceil(0.8 * len(fams))})."
+    )
+    for fam, (v, r) in verdicts.items():
+        if v == "fail":
+            print(f"- fails: {fam}: {'; '.join(r)}")
+    for name, info in runs.items():
+        print(
+            f"- run {name}: {info['rollouts']} rollouts, harness {info['harness_hash'][:12]}, "
+            f"executor {info['executor']['hash'][:12]}"
+        )
+
+
+if __name__ == "__main__":
+    main()
