@@ -14,7 +14,9 @@
 //!     platform=P    leetcode | codeforces | atcoder
 //!     difficulty=D  easy | medium | hard
 //!     n=N, start=I  take N problems from position I (file, line order)
-//! humaneval:PATH                      reserved for the HumanEval source
+//! humaneval[:PATH][:KEY=VALUE]...    HumanEval-format problems
+//!     PATH   a HumanEval-format file     [the installed HumanEval, `hrl humaneval fetch`]
+//!     n=N, start=I  take N problems from position I (file order)
 //! ```
 //!
 //! Options are the trailing `:key=value` segments, so a path may contain `:` as long
@@ -27,6 +29,7 @@ use std::sync::Arc;
 
 use super::{Item, TaskError};
 use crate::families::{self, Instance, InstanceStream, Level};
+use crate::humaneval;
 use crate::lcb::{self, DateBound, DateWindow, GradeConfig, Grader, LoadOptions, ReleaseTag};
 use crate::sandbox::SandboxConfig;
 
@@ -52,14 +55,22 @@ pub enum TaskSpec {
         n: Option<usize>,
         start: usize,
     },
-    HumanEval(PathBuf),
+    HumanEval {
+        /// `None`: the installed HumanEval ([`crate::humaneval::default_data`]).
+        path: Option<PathBuf>,
+        n: Option<usize>,
+        start: usize,
+    },
 }
 
 /// What loading code items needs (the grader's sandbox and settings).
 #[derive(Debug, Clone, Default)]
 pub struct TaskContext {
     pub sandbox: SandboxConfig,
+    /// LiveCodeBench grading.
     pub grade: GradeConfig,
+    /// HumanEval grading (CPU-time limit 3 s per problem by default, as HumanEval's).
+    pub humaneval: humaneval::GradeConfig,
 }
 
 /// Items loaded from one or more SPECs.
@@ -134,10 +145,17 @@ fn num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T, TaskEr
 
 impl TaskSpec {
     pub fn parse(spec: &str) -> Result<TaskSpec, TaskError> {
+        if spec == "humaneval" {
+            return Ok(TaskSpec::HumanEval {
+                path: None,
+                n: None,
+                start: 0,
+            });
+        }
         let (kind, rest) = spec.split_once(':').ok_or_else(|| {
             bad(
                 spec,
-                "expected families:..., jsonl:PATH, lcb:DIR or humaneval:PATH",
+                "expected families:..., jsonl:PATH, lcb:DIR or humaneval[:PATH]",
             )
         })?;
         match kind {
@@ -262,7 +280,32 @@ impl TaskSpec {
                 }
                 Ok(s)
             }
-            "humaneval" => Ok(TaskSpec::HumanEval(PathBuf::from(rest))),
+            "humaneval" => {
+                // Every segment may be an option (`humaneval:n=5`): then no path.
+                let (p, opts) = split_options(&format!("x:{rest}"));
+                let path = p.strip_prefix("x:").unwrap_or("").to_string();
+                let (mut n, mut start) = (None, 0usize);
+                for (k, v) in opts {
+                    match k.as_str() {
+                        "n" => {
+                            let x: usize = num(spec, "n", &v)?;
+                            if x == 0 {
+                                return Err(bad(spec, "n must be at least 1"));
+                            }
+                            n = Some(x);
+                        }
+                        "start" => start = num(spec, "start", &v)?,
+                        other => {
+                            return Err(bad(spec, format!("unknown option `{other}` (n, start)")));
+                        }
+                    }
+                }
+                Ok(TaskSpec::HumanEval {
+                    path: (!path.is_empty()).then(|| PathBuf::from(path)),
+                    n,
+                    start,
+                })
+            }
             other => Err(bad(
                 spec,
                 format!("unknown source `{other}` (families, jsonl, lcb, humaneval)"),
@@ -343,10 +386,38 @@ impl TaskSpec {
                     .map(|p| Item::Code(Arc::new(super::lcb::LcbTask::new(p, Arc::clone(&grader)))))
                     .collect())
             }
-            TaskSpec::HumanEval(_) => Err(bad(
-                spec_text,
-                "the HumanEval source is not available in this build yet",
-            )),
+            TaskSpec::HumanEval { path, n, start } => {
+                let path = match path {
+                    Some(p) => p.clone(),
+                    None => humaneval::default_data()?,
+                };
+                let problems = humaneval::load(&path)?;
+                let total = problems.len();
+                let chosen: Vec<humaneval::Problem> = problems
+                    .into_iter()
+                    .skip(*start)
+                    .take(n.unwrap_or(usize::MAX))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err(bad(
+                        spec_text,
+                        format!("start={start} is past the last of {total} problems"),
+                    ));
+                }
+                let grader = Arc::new(humaneval::Grader::new(
+                    ctx.sandbox.clone(),
+                    ctx.humaneval.clone(),
+                )?);
+                Ok(chosen
+                    .into_iter()
+                    .map(|p| {
+                        Item::Code(Arc::new(super::humaneval::HumanEvalTask::new(
+                            p,
+                            Arc::clone(&grader),
+                        )))
+                    })
+                    .collect())
+            }
         }
     }
 }
