@@ -128,6 +128,23 @@ mod tests {
     }
 
     #[test]
+    fn a_prefill_opens_the_assistant_turn() {
+        let it = item();
+        let h = Declarative {
+            system: "S".into(),
+            prefill: "Sure:\n```python\n".into(),
+            ..Declarative::default()
+        };
+        let m = messages(&h, &it);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1].content, it.question());
+        assert_eq!(
+            (m[2].role.as_str(), m[2].content.as_str()),
+            ("assistant", "Sure:\n```python\n")
+        );
+    }
+
+    #[test]
     fn a_rule_replaces_the_question_s_own_instruction() {
         let it = item();
         let h = Declarative {

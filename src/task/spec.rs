@@ -540,6 +540,82 @@ mod tests {
     }
 
     #[test]
+    fn humaneval_grammar() {
+        let he = |p: Option<&str>, n, start| TaskSpec::HumanEval {
+            path: p.map(PathBuf::from),
+            n,
+            start,
+        };
+        assert_eq!(TaskSpec::parse("humaneval").unwrap(), he(None, None, 0));
+        assert_eq!(TaskSpec::parse("humaneval:").unwrap(), he(None, None, 0));
+        assert_eq!(
+            TaskSpec::parse("humaneval:n=5:start=2").unwrap(),
+            he(None, Some(5), 2)
+        );
+        assert_eq!(
+            TaskSpec::parse("humaneval:/d/a:b/HE.jsonl:start=7").unwrap(),
+            he(Some("/d/a:b/HE.jsonl"), None, 7)
+        );
+        assert_eq!(
+            TaskSpec::parse("humaneval:x.jsonl").unwrap(),
+            he(Some("x.jsonl"), None, 0)
+        );
+        for bad_spec in [
+            "humaneval:n=0",
+            "humaneval:n=x",
+            "humaneval:level=1",
+            "humanevalx",
+        ] {
+            assert!(TaskSpec::parse(bad_spec).is_err(), "{bad_spec}");
+        }
+    }
+
+    #[test]
+    fn humaneval_files_load_as_code_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("he.jsonl");
+        let row = |id: &str| {
+            serde_json::json!({"task_id": id, "prompt": "def f(x):\n", "entry_point": "f",
+                "canonical_solution": "    return x\n", "test": "def check(c):\n    assert c(1) == 1\n"})
+            .to_string()
+        };
+        std::fs::write(
+            &path,
+            format!("{}\n{}\n{}\n", row("T/0"), row("T/1"), row("T/2")),
+        )
+        .unwrap();
+        // Loading builds the grader (the sandbox) but runs nothing.
+        let ctx = TaskContext::default();
+        let spec = format!("humaneval:{}:n=2:start=1", path.display());
+        let items = TaskSpec::parse(&spec).unwrap().load(&spec, &ctx).unwrap();
+        let ids: Vec<String> = items.iter().map(Item::id).collect();
+        assert_eq!(ids, ["humaneval:T/1", "humaneval:T/2"]);
+        let it = &items[0];
+        assert_eq!(it.kind(), super::super::ItemKind::Code);
+        assert_eq!(it.group(), "humaneval");
+        assert_eq!(it.body(), "def f(x):\n");
+        assert!(
+            it.question()
+                .starts_with(super::super::humaneval::INSTRUCTION)
+        );
+        assert!(it.question().contains("```\ndef f(x):\n```"));
+        let c = it.contract().unwrap();
+        assert_eq!(c.entry_point.as_deref(), Some("f"));
+        let spec = format!("humaneval:{}:start=3", path.display());
+        let e = TaskSpec::parse(&spec)
+            .unwrap()
+            .load(&spec, &ctx)
+            .unwrap_err();
+        assert!(e.to_string().contains("past the last of 3"), "{e}");
+        let spec = format!("humaneval:{}", dir.path().join("none.jsonl").display());
+        let e = TaskSpec::parse(&spec)
+            .unwrap()
+            .load(&spec, &ctx)
+            .unwrap_err();
+        assert!(e.is_usage(), "{e}");
+    }
+
+    #[test]
     fn duplicates_are_refused() {
         let specs = vec!["families:gcd:n=2".to_string(), "families:gcd:n=1".into()];
         assert!(TaskSet::load(&specs, &TaskContext::default()).is_err());
