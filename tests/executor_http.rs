@@ -1910,6 +1910,11 @@ mod real_model {
                 Message::user("What animal says moo?"),
             ])),
             greedy(Prompt::Raw("The three primary colors are".into())),
+            // A final assistant message is a prefill on both sides.
+            greedy(Prompt::Chat(vec![
+                Message::user("Write a Python function that adds two numbers."),
+                Message::new("assistant", "Here it is:\n```python\n"),
+            ])),
         ])
         .collect();
         for r in &requests {

@@ -638,6 +638,39 @@ fn chat_template_comes_from_the_gguf() {
 }
 
 #[test]
+fn a_final_assistant_message_is_a_prefill_the_model_continues() {
+    let exec = load(|_| {});
+    let turns = vec![Message::system("S"), Message::user("Write a function.")];
+    let prefill = "Below is the function:\n```python\n";
+    let mut with = turns.clone();
+    with.push(Message::new("assistant", prefill));
+    let open = exec.render(&Prompt::Chat(turns.clone())).unwrap();
+    let rendered = exec.render(&Prompt::Chat(with.clone())).unwrap();
+    // The turns, the assistant's opening, then the prefill, left open (no end-of-turn).
+    assert_eq!(rendered, format!("{open}{prefill}"));
+    assert!(!rendered.ends_with("<|im_end|>\n"), "{rendered:?}");
+    // Greedy: the same continuation as the raw text of that prompt.
+    let out = ok(exec.complete_batch(&[
+        greedy(Prompt::Chat(with), 12),
+        greedy(Prompt::Raw(rendered.clone()), 12),
+    ]));
+    assert_eq!(out[0].text, out[1].text);
+    assert!(!out[0].text.is_empty());
+    // An assistant turn followed by a user turn is history, not a prefill.
+    let history = vec![
+        Message::user("a"),
+        Message::new("assistant", "b"),
+        Message::user("c"),
+    ];
+    let text = exec.render(&Prompt::Chat(history)).unwrap();
+    assert!(
+        text.contains("<|im_start|>assistant\nb<|im_end|>"),
+        "{text:?}"
+    );
+    assert!(text.ends_with("<|im_start|>assistant\n"), "{text:?}");
+}
+
+#[test]
 fn corrupt_or_foreign_model_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("garbage.gguf");

@@ -593,3 +593,201 @@ fn cli_grade_errors_name_the_place() {
     assert_eq!(v["samples"][0]["passed"], true);
     assert_eq!(v["errors"].as_array().unwrap().len(), 1);
 }
+
+/// How the scripted executor continues the prefill for a problem.
+type Answer = Box<dyn Fn(&Problem) -> String + Send + Sync>;
+
+/// A scripted stand-in for a model, for the runtime test below only: it answers each
+/// request with the continuation `answer` gives for the problem named in the user
+/// turn, as a model would continue the assistant prefill (the closing fence already
+/// removed by the stop string), and finishes with `finish`.
+struct ScriptedExecutor {
+    answer: Answer,
+    problems: Vec<Problem>,
+    finish: harness_rl::executor::FinishReason,
+}
+
+impl harness_rl::executor::Executor for ScriptedExecutor {
+    fn model_id(&self) -> &str {
+        "scripted"
+    }
+
+    fn complete_batch(
+        &self,
+        requests: &[harness_rl::executor::Request],
+    ) -> Vec<Result<harness_rl::executor::Completion, harness_rl::executor::ExecutorError>> {
+        use harness_rl::executor::{Completion, Prompt};
+        requests
+            .iter()
+            .map(|r| {
+                let Prompt::Chat(m) = &r.prompt else {
+                    panic!("the runtime sends chat prompts")
+                };
+                let user = &m.iter().rev().find(|x| x.role == "user").unwrap().content;
+                let p = self
+                    .problems
+                    .iter()
+                    .find(|p| user.contains(p.prompt.trim()))
+                    .expect("the user turn shows the problem's prompt");
+                Ok(Completion {
+                    text: (self.answer)(p),
+                    finish_reason: self.finish,
+                    usage: Default::default(),
+                    timings: Default::default(),
+                    cached: false,
+                })
+            })
+            .collect()
+    }
+}
+
+fn run_maker(
+    problems: &[Problem],
+    items: &[harness_rl::task::Item],
+    answer: Answer,
+    finish: harness_rl::executor::FinishReason,
+) -> Vec<harness_rl::harness::rollout::Rollout> {
+    use harness_rl::harness::runtime::{self, RunConfig, RunContext};
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let harness =
+        harness_rl::harness::Harness::load(&repo.join("suites/harnesses/humaneval-maker.toml"))
+            .unwrap();
+    let exec = std::sync::Arc::new(ScriptedExecutor {
+        answer,
+        problems: problems.to_vec(),
+        finish,
+    });
+    let sandbox = harness_rl::sandbox::Sandbox::new(SandboxConfig::default()).unwrap();
+    let config = RunConfig {
+        concurrency: 4,
+        ..RunConfig::default()
+    };
+    let ctx = RunContext {
+        harness: &harness,
+        origin: "humaneval-maker.toml",
+        executor: exec,
+        executor_ref: harness_rl::executor::ExecutorRef {
+            hash: "scripted".into(),
+            model_id: "scripted".into(),
+            backend: "scripted".into(),
+            build: String::new(),
+        },
+        sandbox: &sandbox,
+        config: &config,
+    };
+    runtime::run(
+        &ctx,
+        items,
+        &std::collections::HashMap::new(),
+        &mut |_| Ok(()),
+        &|_| {},
+    )
+    .unwrap()
+    .rollouts
+}
+
+#[test]
+fn humaneval_items_go_through_the_harness_runtime() {
+    use harness_rl::executor::FinishReason;
+    use harness_rl::harness::rollout::FailureClass;
+    use harness_rl::task::{TaskSet, spec::TaskContext};
+    // The task SPEC grammar: the installed data by default, n and start, and a path.
+    let specs = vec!["humaneval:n=3:start=10".to_string()];
+    let set = TaskSet::load(&specs, &TaskContext::default()).unwrap();
+    let ids: Vec<String> = set.items.iter().map(|i| i.id()).collect();
+    assert_eq!(
+        ids,
+        [
+            "humaneval:HumanEval/10",
+            "humaneval:HumanEval/11",
+            "humaneval:HumanEval/12"
+        ]
+    );
+    let all = TaskSet::load(&["humaneval".to_string()], &TaskContext::default()).unwrap();
+    assert_eq!(all.items.len(), humaneval::HUMANEVAL_PROBLEMS);
+    let by_path = format!("humaneval:{}:n=2", data().display());
+    let two = TaskSet::load(&[by_path], &TaskContext::default()).unwrap();
+    assert_eq!(two.items[1].id(), "humaneval:HumanEval/1");
+    assert_eq!(two.items[1].group(), "humaneval");
+    for bad in [
+        "humaneval:n=0",
+        "humaneval:start=164",
+        "humaneval:k=1",
+        "humaneval:/nope/x.jsonl",
+    ] {
+        let e = TaskSet::load(&[bad.to_string()], &TaskContext::default()).unwrap_err();
+        assert!(e.is_usage(), "{bad}: {e}");
+    }
+
+    // Canonical programs (the prompt completed by the canonical solution) through the
+    // maker harness: every one passes; the user turn is the EvalPlus instruction and the
+    // assistant turn is pre-filled.
+    let ps = problems();
+    let chosen = [
+        "HumanEval/0",
+        "HumanEval/2",
+        "HumanEval/32",
+        "HumanEval/129",
+    ];
+    let specs: Vec<String> = ps
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| chosen.contains(&p.task_id.as_str()))
+        .map(|(i, _)| format!("humaneval:n=1:start={i}"))
+        .collect();
+    let items = TaskSet::load(&specs, &TaskContext::default())
+        .unwrap()
+        .items;
+    let rs = run_maker(
+        &ps,
+        &items,
+        Box::new(|p: &Problem| format!("{}\n", p.canonical_program().trim_end())),
+        FinishReason::Stop,
+    );
+    assert_eq!(rs.len(), chosen.len());
+    for r in &rs {
+        assert_eq!(r.score, 1.0, "{}: {:?}", r.item_id, r.detail);
+        assert_eq!(r.failure, None);
+        let m = &r.calls[0].messages;
+        assert_eq!(m[0].role, "system");
+        assert!(m[1].content.starts_with(
+            "Please provide a self-contained Python script that solves the following problem in a markdown code block:\n```\n"
+        ));
+        assert_eq!(m[2].role, "assistant");
+        assert!(m[2].content.ends_with("```python\n"));
+        assert!(
+            r.response.starts_with(&m[2].content),
+            "the response keeps the prefill"
+        );
+        assert!(!r.executor_free);
+    }
+    // Broken programs fail: a wrong value (a failed assertion), a crash, a syntax error.
+    let broken: Vec<Answer> = vec![
+        Box::new(|p: &Problem| format!("{}    return None\n", p.prompt)),
+        Box::new(|p: &Problem| format!("{}    raise ValueError('no')\n", p.prompt)),
+        Box::new(|p: &Problem| format!("{}    return (\n", p.prompt)),
+    ];
+    for answer in broken {
+        let rs = run_maker(&ps, &items, answer, FinishReason::Stop);
+        for r in &rs {
+            assert_eq!(r.score, 0.0, "{}", r.item_id);
+            assert_eq!(r.failure, Some(FailureClass::Wrong), "{}", r.item_id);
+            assert!(
+                r.detail.as_deref().unwrap().contains("code -"),
+                "{:?}",
+                r.detail
+            );
+        }
+    }
+    // A generation cut by max_tokens leaves the block open: it is not taken as the
+    // program, even when the text so far would pass.
+    let rs = run_maker(
+        &ps,
+        &items[..1],
+        Box::new(|p: &Problem| p.canonical_program()),
+        FinishReason::Length,
+    );
+    assert_eq!(rs[0].score, 0.0);
+    assert_eq!(rs[0].program, None);
+    assert_eq!(rs[0].failure, Some(FailureClass::Truncated));
+}

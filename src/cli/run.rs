@@ -31,7 +31,7 @@ pub struct RunArgs {
     pub harness: PathBuf,
     /// Task SPEC (repeatable): families:NAMES|ROLE@SPLIT[:level=L][:n=N][:seed=S][:start=I][:variant=V],
     /// jsonl:PATH, lcb:DIR[:release=TAG][:from=DATE][:to=DATE][:platform=P]
-    /// [:difficulty=D][:n=N][:start=I].
+    /// [:difficulty=D][:n=N][:start=I], humaneval[:PATH][:n=N][:start=I].
     #[arg(long, required = true)]
     pub tasks: Vec<String>,
     /// Executor SPEC: llama:NAME|PATH[,n_parallel=N,ctx=N,threads=N,lora=PATH,...] or

@@ -352,6 +352,7 @@ pub fn run_with(
     let task_ctx = TaskContext {
         sandbox: settings.sandbox_config(),
         grade: settings.grade_config(),
+        ..TaskContext::default()
     };
     let mut tasks = Vec::new();
     let mut sets_all = Vec::new();

@@ -46,7 +46,11 @@ impl Message {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Prompt {
-    /// Chat messages, rendered with the model's chat template.
+    /// Chat messages, rendered with the model's chat template. A final `assistant`
+    /// message (after at least one other) is a prefill: the model continues it (the
+    /// llama backend renders the turns before it, the assistant's opening, then the
+    /// prefill; `hrl serve` does the same; other servers may differ). The completion
+    /// is the continuation only.
     Chat(Vec<Message>),
     /// A raw completion prompt, tokenised as-is.
     Raw(String),

@@ -7,6 +7,11 @@
 //! - `name`, `description`: labels (not part of the content hash).
 //! - `system`: system text; `instructions`: a list shown as `Instructions:` bullets
 //!   after it; `notes`: memory notes shown as `Notes:` bullets.
+//! - `prefill`: text the assistant turn starts with (an assistant prefill, e.g. an
+//!   introductory sentence and an opening ```` ```python ```` fence); the executor
+//!   continues it, the response is the prefill followed by the completion, and a
+//!   python fence the prefill opened and the completion left open (stopped at the
+//!   closing fence) still yields its program.
 //! - `[format] rule`: the answer rule for answer items, a template over `{format}`
 //!   (the item's answer format phrase, e.g. `as a single integer`) and
 //!   `{instruction}` (the item's own answer instruction). When a rule is set the
@@ -191,6 +196,11 @@ pub struct Declarative {
     pub instructions: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The start of every assistant turn the harness asks for (an assistant prefill):
+    /// the executor continues this text, and the response is the prefill followed by
+    /// the completion. Empty: no prefill.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prefill: String,
     #[serde(default)]
     pub strategy: Strategy,
     #[serde(default)]
@@ -360,6 +370,7 @@ impl Declarative {
         text("name", &self.name)?;
         text("description", &self.description)?;
         text("system", &self.system)?;
+        text("prefill", &self.prefill)?;
         for (field, list) in [("instructions", &self.instructions), ("notes", &self.notes)] {
             if list.len() > limits::LIST_ITEMS {
                 return bad(

@@ -32,6 +32,11 @@ fn is_python_tag(tag: &str) -> bool {
 
 /// Every closed fenced block, in order.
 pub fn blocks(text: &str) -> Vec<Block> {
+    scan(text).0
+}
+
+/// Every closed fenced block, and the block left open at the end of the text.
+fn scan(text: &str) -> (Vec<Block>, Option<Block>) {
     let mut out = Vec::new();
     let mut open: Option<(String, Vec<&str>)> = None;
     for line in text.split('\n') {
@@ -59,7 +64,24 @@ pub fn blocks(text: &str) -> Vec<Block> {
             }
         }
     }
-    out
+    let open = open.map(|(tag, lines)| Block {
+        tag,
+        code: lines.join("\n"),
+    });
+    (out, open)
+}
+
+/// The program of a response whose generation stopped at a closing fence (an
+/// assistant prefill opened a ```` ```python ```` block and the `stop` string removed
+/// its closing fence): a block tagged python left open at the end counts as closed.
+/// Otherwise as [`program`].
+pub fn program_stopped_at_fence(text: &str) -> Option<String> {
+    if let (_, Some(b)) = scan(text)
+        && is_python_tag(&b.tag)
+    {
+        return Some(b.code.trim_end().to_string()).filter(|c| !c.trim().is_empty());
+    }
+    program(text)
 }
 
 /// The program of a response (see the module doc), or `None`.
@@ -141,6 +163,20 @@ mod tests {
         assert!(has_python_block("x\n```python\n1\n```"));
         assert!(!has_python_block("```\n1\n```"));
         assert_eq!(solution("def f(): pass"), "def f(): pass");
+    }
+
+    #[test]
+    fn a_python_block_left_open_by_a_stop_counts_only_when_asked() {
+        let r = "Below is a script:\n```python\ndef f():\n    return 1\n";
+        assert_eq!(program(r), None);
+        assert_eq!(
+            program_stopped_at_fence(r).as_deref(),
+            Some("def f():\n    return 1")
+        );
+        // A closed block is taken as usual; an open block of another tag is not code.
+        let r = "```python\nx = 1\n```\nthen\n```text\nout";
+        assert_eq!(program_stopped_at_fence(r).as_deref(), Some("x = 1"));
+        assert_eq!(program_stopped_at_fence("```python\n\n"), None);
     }
 
     #[test]

@@ -349,6 +349,14 @@ mod tests {
         let text = a.canonical();
         let b = parse(&text).unwrap();
         assert_eq!(a, b, "{text}");
+        // A prefill is content; an empty one is absent from the canonical form.
+        assert!(!text.contains("prefill"), "{text}");
+        let c =
+            parse("prefill = \"Sure:\\n```python\\n\"\n[sampling]\nstop = [\"\\n```\"]\n").unwrap();
+        let text = c.canonical();
+        assert_eq!(parse(&text).unwrap(), c, "{text}");
+        let d = parse("[sampling]\nstop = [\"\\n```\"]\n").unwrap();
+        assert_ne!(c.hash(), d.hash());
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! user:      {example 1 question}        (one user/assistant pair per example)
 //! assistant: {example 1 response}
 //! user:      {the item, see below}
+//! assistant: {prefill}                   (only when `prefill` is set: the executor
+//!                                          continues this turn)
 //! ```
 //!
 //! The item: an answer item is its question as generated when `format.rule` is not
@@ -99,6 +101,9 @@ pub fn messages(h: &Declarative, item: &Item) -> Vec<Message> {
         m.push(Message::new("assistant", e.response.clone()));
     }
     m.push(Message::user(user_text(h, item)));
+    if !h.prefill.is_empty() {
+        m.push(Message::new("assistant", h.prefill.clone()));
+    }
     m
 }
 
@@ -120,6 +125,23 @@ mod tests {
         let m = messages(&h, &it);
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].content, it.question());
+    }
+
+    #[test]
+    fn a_prefill_opens_the_assistant_turn() {
+        let it = item();
+        let h = Declarative {
+            system: "S".into(),
+            prefill: "Sure:\n```python\n".into(),
+            ..Declarative::default()
+        };
+        let m = messages(&h, &it);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1].content, it.question());
+        assert_eq!(
+            (m[2].role.as_str(), m[2].content.as_str()),
+            ("assistant", "Sure:\n```python\n")
+        );
     }
 
     #[test]

@@ -186,6 +186,7 @@ pub fn execute(
     let task_ctx = TaskContext {
         sandbox: settings.sandbox.clone(),
         grade: settings.grade.clone(),
+        ..TaskContext::default()
     };
     let tasks =
         TaskSet::load(&settings.tasks, &task_ctx).map_err(|e| RunError::Usage(e.to_string()))?;

@@ -431,24 +431,43 @@ impl<'a> Runtime<'a> {
         };
         let mut last_block: Option<String> = None;
         let mut last_tool_failure: Option<String> = None;
+        // With a prefill every assistant turn starts with it: the response is the
+        // prefill followed by the completion, and a python block the prefill opened
+        // that a stop string left unclosed still yields its program.
+        let prefill = h.prefill.as_str();
+        let full = |c: &Completion| format!("{prefill}{}", c.text);
+        let program_of = |text: &str, truncated: bool| {
+            if !prefill.is_empty() && !truncated {
+                extract::program_stopped_at_fence(text)
+            } else {
+                extract::program(text)
+            }
+        };
         loop {
             let Some(c) = self.call(rec, &msgs, sampling) else {
                 a.executor_failed = true;
                 return a;
             };
-            a.response = c.text.clone();
+            let text = full(&c);
+            a.response = text.clone();
             a.truncated = c.finish_reason == FinishReason::Length;
-            let follow = |msgs: &mut Vec<Message>, text: String| {
-                msgs.push(Message::new("assistant", c.text.clone()));
-                msgs.push(Message::user(text));
+            let follow = |msgs: &mut Vec<Message>, reply: String| {
+                if !prefill.is_empty() {
+                    msgs.pop();
+                }
+                msgs.push(Message::new("assistant", text.clone()));
+                msgs.push(Message::user(reply));
+                if !prefill.is_empty() {
+                    msgs.push(Message::new("assistant", prefill));
+                }
             };
             match (&h.strategy, code_item) {
                 (Strategy::PythonTool { .. }, _) => {
-                    if let Some(p) = extract::program(&c.text) {
+                    if let Some(p) = program_of(&text, a.truncated) {
                         last_block = Some(p);
                     }
-                    let answered = !code_item && extract_answer(&c.text).is_some();
-                    if answered || !extract::has_python_block(&c.text) {
+                    let answered = !code_item && extract_answer(&text).is_some();
+                    if answered || !extract::has_python_block(&text) {
                         // The final response.
                         if !code_item && !answered && tries < retries {
                             tries += 1;
@@ -474,14 +493,15 @@ impl<'a> Runtime<'a> {
                             a.executor_failed = true;
                             return a;
                         };
-                        a.response = c2.text.clone();
+                        let text2 = full(&c2);
                         a.truncated = c2.finish_reason == FinishReason::Length;
-                        if let Some(p) = extract::program(&c2.text) {
+                        if let Some(p) = program_of(&text2, a.truncated) {
                             last_block = Some(p);
                         }
-                        if !code_item && extract_answer(&c2.text).is_none() {
+                        if !code_item && extract_answer(&text2).is_none() {
                             a.tool_failed = last_tool_failure.clone();
                         }
+                        a.response = text2;
                         break;
                     }
                     tool_calls_left -= 1;
@@ -508,7 +528,7 @@ impl<'a> Runtime<'a> {
                     );
                 }
                 (Strategy::Program { repl_print }, false) => {
-                    let Some(code) = extract::program(&c.text) else {
+                    let Some(code) = program_of(&text, a.truncated) else {
                         if tries < retries {
                             tries += 1;
                             follow(&mut msgs, msg::RETRY_NO_PROGRAM.into());
@@ -540,7 +560,7 @@ impl<'a> Runtime<'a> {
                 }
                 (_, true) => {
                     // Code items under direct, reason-then-answer and program.
-                    let Some(code) = extract::program(&c.text) else {
+                    let Some(code) = program_of(&text, a.truncated) else {
                         if tries < retries {
                             tries += 1;
                             follow(&mut msgs, msg::RETRY_NO_PROGRAM.into());
@@ -583,7 +603,7 @@ impl<'a> Runtime<'a> {
                 }
                 (_, false) => {
                     // Answer items under direct and reason-then-answer.
-                    if extract_answer(&c.text).is_none() && tries < retries {
+                    if extract_answer(&text).is_none() && tries < retries {
                         tries += 1;
                         follow(&mut msgs, msg::RETRY_ANSWER.into());
                         continue;
@@ -595,8 +615,10 @@ impl<'a> Runtime<'a> {
         if code_item {
             if a.program.is_none() {
                 a.program = match h.strategy {
-                    Strategy::PythonTool { .. } => extract::program(&a.response).or(last_block),
-                    _ => extract::program(&a.response),
+                    Strategy::PythonTool { .. } => {
+                        program_of(&a.response, a.truncated).or(last_block)
+                    }
+                    _ => program_of(&a.response, a.truncated),
                 };
             }
         } else if a.rule.is_none() {

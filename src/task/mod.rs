@@ -10,14 +10,17 @@
 //! - families (`crate::families`): [`Item::answer`];
 //! - LiveCodeBench (`crate::lcb`): [`lcb::LcbTask`], a [`CodeProblem`] graded by the
 //!   LiveCodeBench grader;
-//! - any other code benchmark (HumanEval, MBPP) plugs in by implementing
-//!   [`CodeProblem`] (a statement, a [`CodeContract`], `grade(code)`).
+//! - HumanEval-format files (`crate::humaneval`): [`humaneval::HumanEvalTask`], graded
+//!   by the HumanEval grader;
+//! - any other code benchmark (MBPP) plugs in by implementing [`CodeProblem`] (a
+//!   statement, a [`CodeContract`], `grade(code)`).
 //!
 //! [`spec`] parses the task SPEC grammar of `hrl run --tasks`.
 //!
 //! Scoring never trusts the harness: answers are verified by the family's own strict
 //! verifier, programs by the source's grader in the sandbox.
 
+pub mod humaneval;
 pub mod lcb;
 pub mod shape;
 pub mod spec;
@@ -50,6 +53,8 @@ pub enum TaskError {
     Family(#[from] crate::families::FamilyError),
     #[error(transparent)]
     Lcb(#[from] crate::lcb::LcbError),
+    #[error(transparent)]
+    HumanEval(#[from] crate::humaneval::HumanEvalError),
     /// A grader failed to produce a verdict (not a failing solution).
     #[error("grading {id}: {message}")]
     Grading { id: String, message: String },
@@ -62,6 +67,7 @@ impl crate::error::Classify for TaskError {
             TaskError::BadSpec { .. } | TaskError::BadInstance { .. } => Usage,
             TaskError::Family(e) => e.kind(),
             TaskError::Lcb(e) => e.kind(),
+            TaskError::HumanEval(e) => e.kind(),
             TaskError::Grading { .. } => Runtime,
         }
     }
@@ -112,7 +118,7 @@ pub struct CodeGrade {
 }
 
 /// A code benchmark problem: a statement, a contract, and a grader for programs.
-/// Implemented by [`lcb::LcbTask`]; HumanEval and MBPP plug in the same way.
+/// Implemented by [`lcb::LcbTask`] and [`humaneval::HumanEvalTask`].
 pub trait CodeProblem: Send + Sync + fmt::Debug {
     /// Unique id within its source (e.g. LiveCodeBench's `question_id`).
     fn id(&self) -> &str;

@@ -17,7 +17,9 @@
 //!     platform=P    leetcode | codeforces | atcoder
 //!     difficulty=D  easy | medium | hard
 //!     n=N, start=I  take N problems from position I (file, line order)
-//! humaneval:PATH                      reserved for the HumanEval source
+//! humaneval[:PATH][:KEY=VALUE]...    HumanEval-format problems
+//!     PATH   a HumanEval-format file     [the installed HumanEval, `hrl humaneval fetch`]
+//!     n=N, start=I  take N problems from position I (file order)
 //! ```
 //!
 //! Options are the trailing `:key=value` segments, so a path may contain `:` as long
@@ -30,6 +32,7 @@ use std::sync::Arc;
 
 use super::{Item, TaskError};
 use crate::families::{self, Instance, InstanceStream, Level, Variant};
+use crate::humaneval;
 use crate::lcb::{self, DateBound, DateWindow, GradeConfig, Grader, LoadOptions, ReleaseTag};
 use crate::sandbox::SandboxConfig;
 
@@ -57,14 +60,22 @@ pub enum TaskSpec {
         n: Option<usize>,
         start: usize,
     },
-    HumanEval(PathBuf),
+    HumanEval {
+        /// `None`: the installed HumanEval ([`crate::humaneval::default_data`]).
+        path: Option<PathBuf>,
+        n: Option<usize>,
+        start: usize,
+    },
 }
 
 /// What loading code items needs (the grader's sandbox and settings).
 #[derive(Debug, Clone, Default)]
 pub struct TaskContext {
     pub sandbox: SandboxConfig,
+    /// LiveCodeBench grading.
     pub grade: GradeConfig,
+    /// HumanEval grading (CPU-time limit 3 s per problem by default, as HumanEval's).
+    pub humaneval: humaneval::GradeConfig,
 }
 
 /// Items loaded from one or more SPECs.
@@ -139,10 +150,17 @@ fn num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T, TaskEr
 
 impl TaskSpec {
     pub fn parse(spec: &str) -> Result<TaskSpec, TaskError> {
+        if spec == "humaneval" {
+            return Ok(TaskSpec::HumanEval {
+                path: None,
+                n: None,
+                start: 0,
+            });
+        }
         let (kind, rest) = spec.split_once(':').ok_or_else(|| {
             bad(
                 spec,
-                "expected families:..., jsonl:PATH, lcb:DIR or humaneval:PATH",
+                "expected families:..., jsonl:PATH, lcb:DIR or humaneval[:PATH]",
             )
         })?;
         match kind {
@@ -305,7 +323,32 @@ impl TaskSpec {
                 }
                 Ok(s)
             }
-            "humaneval" => Ok(TaskSpec::HumanEval(PathBuf::from(rest))),
+            "humaneval" => {
+                // Every segment may be an option (`humaneval:n=5`): then no path.
+                let (p, opts) = split_options(&format!("x:{rest}"));
+                let path = p.strip_prefix("x:").unwrap_or("").to_string();
+                let (mut n, mut start) = (None, 0usize);
+                for (k, v) in opts {
+                    match k.as_str() {
+                        "n" => {
+                            let x: usize = num(spec, "n", &v)?;
+                            if x == 0 {
+                                return Err(bad(spec, "n must be at least 1"));
+                            }
+                            n = Some(x);
+                        }
+                        "start" => start = num(spec, "start", &v)?,
+                        other => {
+                            return Err(bad(spec, format!("unknown option `{other}` (n, start)")));
+                        }
+                    }
+                }
+                Ok(TaskSpec::HumanEval {
+                    path: (!path.is_empty()).then(|| PathBuf::from(path)),
+                    n,
+                    start,
+                })
+            }
             other => Err(bad(
                 spec,
                 format!("unknown source `{other}` (families, jsonl, lcb, humaneval)"),
@@ -388,10 +431,38 @@ impl TaskSpec {
                     .map(|p| Item::Code(Arc::new(super::lcb::LcbTask::new(p, Arc::clone(&grader)))))
                     .collect())
             }
-            TaskSpec::HumanEval(_) => Err(bad(
-                spec_text,
-                "the HumanEval source is not available in this build yet",
-            )),
+            TaskSpec::HumanEval { path, n, start } => {
+                let path = match path {
+                    Some(p) => p.clone(),
+                    None => humaneval::default_data()?,
+                };
+                let problems = humaneval::load(&path)?;
+                let total = problems.len();
+                let chosen: Vec<humaneval::Problem> = problems
+                    .into_iter()
+                    .skip(*start)
+                    .take(n.unwrap_or(usize::MAX))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err(bad(
+                        spec_text,
+                        format!("start={start} is past the last of {total} problems"),
+                    ));
+                }
+                let grader = Arc::new(humaneval::Grader::new(
+                    ctx.sandbox.clone(),
+                    ctx.humaneval.clone(),
+                )?);
+                Ok(chosen
+                    .into_iter()
+                    .map(|p| {
+                        Item::Code(Arc::new(super::humaneval::HumanEvalTask::new(
+                            p,
+                            Arc::clone(&grader),
+                        )))
+                    })
+                    .collect())
+            }
         }
     }
 }
@@ -550,6 +621,82 @@ mod tests {
         assert_eq!(n, Some(5));
         assert!(TaskSpec::parse("lcb:x:release=v99x").is_err());
         assert!(TaskSpec::parse("lcb:x:platform=hackerrank").is_err());
+    }
+
+    #[test]
+    fn humaneval_grammar() {
+        let he = |p: Option<&str>, n, start| TaskSpec::HumanEval {
+            path: p.map(PathBuf::from),
+            n,
+            start,
+        };
+        assert_eq!(TaskSpec::parse("humaneval").unwrap(), he(None, None, 0));
+        assert_eq!(TaskSpec::parse("humaneval:").unwrap(), he(None, None, 0));
+        assert_eq!(
+            TaskSpec::parse("humaneval:n=5:start=2").unwrap(),
+            he(None, Some(5), 2)
+        );
+        assert_eq!(
+            TaskSpec::parse("humaneval:/d/a:b/HE.jsonl:start=7").unwrap(),
+            he(Some("/d/a:b/HE.jsonl"), None, 7)
+        );
+        assert_eq!(
+            TaskSpec::parse("humaneval:x.jsonl").unwrap(),
+            he(Some("x.jsonl"), None, 0)
+        );
+        for bad_spec in [
+            "humaneval:n=0",
+            "humaneval:n=x",
+            "humaneval:level=1",
+            "humanevalx",
+        ] {
+            assert!(TaskSpec::parse(bad_spec).is_err(), "{bad_spec}");
+        }
+    }
+
+    #[test]
+    fn humaneval_files_load_as_code_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("he.jsonl");
+        let row = |id: &str| {
+            serde_json::json!({"task_id": id, "prompt": "def f(x):\n", "entry_point": "f",
+                "canonical_solution": "    return x\n", "test": "def check(c):\n    assert c(1) == 1\n"})
+            .to_string()
+        };
+        std::fs::write(
+            &path,
+            format!("{}\n{}\n{}\n", row("T/0"), row("T/1"), row("T/2")),
+        )
+        .unwrap();
+        // Loading builds the grader (the sandbox) but runs nothing.
+        let ctx = TaskContext::default();
+        let spec = format!("humaneval:{}:n=2:start=1", path.display());
+        let items = TaskSpec::parse(&spec).unwrap().load(&spec, &ctx).unwrap();
+        let ids: Vec<String> = items.iter().map(Item::id).collect();
+        assert_eq!(ids, ["humaneval:T/1", "humaneval:T/2"]);
+        let it = &items[0];
+        assert_eq!(it.kind(), super::super::ItemKind::Code);
+        assert_eq!(it.group(), "humaneval");
+        assert_eq!(it.body(), "def f(x):\n");
+        assert!(
+            it.question()
+                .starts_with(super::super::humaneval::INSTRUCTION)
+        );
+        assert!(it.question().contains("```\ndef f(x):\n```"));
+        let c = it.contract().unwrap();
+        assert_eq!(c.entry_point.as_deref(), Some("f"));
+        let spec = format!("humaneval:{}:start=3", path.display());
+        let e = TaskSpec::parse(&spec)
+            .unwrap()
+            .load(&spec, &ctx)
+            .unwrap_err();
+        assert!(e.to_string().contains("past the last of 3"), "{e}");
+        let spec = format!("humaneval:{}", dir.path().join("none.jsonl").display());
+        let e = TaskSpec::parse(&spec)
+            .unwrap()
+            .load(&spec, &ctx)
+            .unwrap_err();
+        assert!(e.is_usage(), "{e}");
     }
 
     #[test]

@@ -96,6 +96,7 @@ fn harness() -> impl Strategy<Value = Declarative> {
                     system: system.unwrap_or_default(),
                     instructions,
                     notes,
+                    prefill: String::new(),
                     strategy,
                     verification,
                     format: Format { rule, code_rule },

@@ -1104,16 +1104,34 @@ fn render(
     match prompt {
         Prompt::Raw(t) => Ok(t.clone()),
         Prompt::Chat(messages) => {
-            let msgs = messages
+            // A final assistant message is a prefill: the template renders the turns
+            // before it with the assistant's opening, and the model continues the
+            // prefill's text.
+            let (turns, prefill) = match messages.split_last() {
+                Some((last, rest)) if last.role == "assistant" && !rest.is_empty() => {
+                    (rest, Some(last.content.as_str()))
+                }
+                _ => (messages.as_slice(), None),
+            };
+            let msgs = turns
                 .iter()
                 .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| {
                     ExecutorError::InvalidRequest(format!("chat message contains NUL: {e}"))
                 })?;
-            model
+            let mut text = model
                 .apply_chat_template(template, &msgs, true)
-                .map_err(|e| ExecutorError::Model(format!("applying the chat template: {e}")))
+                .map_err(|e| ExecutorError::Model(format!("applying the chat template: {e}")))?;
+            if let Some(p) = prefill {
+                if p.contains('\0') {
+                    return Err(ExecutorError::InvalidRequest(
+                        "chat message contains NUL".into(),
+                    ));
+                }
+                text.push_str(p);
+            }
+            Ok(text)
         }
     }
 }
