@@ -137,6 +137,26 @@ pub fn wilson(successes: u64, n: u64, level: f64) -> Option<Interval> {
     })
 }
 
+/// The normal-approximation interval of a mean: `mean ± z·s/√n` with the sample
+/// standard deviation `s` (0 for one value), clipped to `[lo_clip, hi_clip]`. `None`
+/// for an empty sample or a level outside `(0, 1)`.
+pub fn normal_mean_ci(xs: &[f64], level: f64, lo_clip: f64, hi_clip: f64) -> Option<Interval> {
+    let m = mean(xs)?;
+    let z = normal_quantile(1.0 - (1.0 - level) / 2.0)?;
+    let n = xs.len() as f64;
+    let var = if xs.len() > 1 {
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let half = z * (var / n).sqrt();
+    Some(Interval {
+        lo: (m - half).max(lo_clip),
+        hi: (m + half).min(hi_clip),
+        level,
+    })
+}
+
 /// The mean of `xs` with a confidence interval at `level`: Wilson when every value is
 /// exactly 0 or 1 (a proportion), the percentile bootstrap (`DEFAULT_RESAMPLES`,
 /// `seed`) otherwise.
@@ -548,6 +568,25 @@ pub fn hierarchical_select_estimate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normal_mean_ci_by_hand() {
+        // mean 0.625, sample variance 0.3125 / 3, n = 4: half = 1.959964 * sqrt(var / 4).
+        let i = normal_mean_ci(&[0.5, 0.25, 0.75, 1.0], 0.95, 0.0, 1.0).unwrap();
+        let half = 1.959_963_984_540_054 * (0.3125f64 / 3.0 / 4.0).sqrt();
+        assert!((i.lo - (0.625 - half)).abs() < 1e-9, "{i:?}");
+        assert!((i.hi - (0.625 + half)).abs() < 1e-9, "{i:?}");
+        // Clipped to the bounds given: mean 0.95, half 1.96 * 0.05.
+        let c = normal_mean_ci(&[1.0, 0.9], 0.95, 0.0, 1.0).unwrap();
+        assert_eq!(c.hi, 1.0, "{c:?}");
+        assert!(
+            (c.lo - (0.95 - 1.959_963_984_540_054 * 0.05)).abs() < 1e-9,
+            "{c:?}"
+        );
+        let one = normal_mean_ci(&[0.3], 0.95, 0.0, 1.0).unwrap();
+        assert_eq!((one.lo, one.hi), (0.3, 0.3));
+        assert!(normal_mean_ci(&[], 0.95, 0.0, 1.0).is_none());
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

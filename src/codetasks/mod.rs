@@ -150,44 +150,25 @@ pub struct Interval {
 /// when every value is 0 or 1 (pass@1 with one sample per problem), else the normal
 /// approximation over problems. `None` for no values.
 pub fn interval95(values: &[f64]) -> Option<Interval> {
-    const Z: f64 = 1.959_963_984_540_054;
-    let n = values.len();
-    if n == 0 {
-        return None;
-    }
-    let nf = n as f64;
-    let mean = values.iter().sum::<f64>() / nf;
-    if values.iter().all(|&v| v == 0.0 || v == 1.0) {
-        let z2 = Z * Z;
-        let centre = (mean + z2 / (2.0 * nf)) / (1.0 + z2 / nf);
-        let half = Z / (1.0 + z2 / nf) * (mean * (1.0 - mean) / nf + z2 / (4.0 * nf * nf)).sqrt();
-        // At 0 or n successes one bound is exactly 0 or 1; do not let rounding move it.
-        return Some(Interval {
-            mean,
-            low: if mean == 0.0 {
-                0.0
-            } else {
-                (centre - half).max(0.0)
-            },
-            high: if mean == 1.0 {
-                1.0
-            } else {
-                (centre + half).min(1.0)
-            },
-            method: "wilson",
-        });
-    }
-    let var = if n > 1 {
-        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (nf - 1.0)
+    const LEVEL: f64 = 0.95;
+    let mean = crate::stats::mean(values)?;
+    let (ci, method) = if values.iter().all(|&v| v == 0.0 || v == 1.0) {
+        let passed = values.iter().filter(|&&v| v == 1.0).count() as u64;
+        (
+            crate::stats::wilson(passed, values.len() as u64, LEVEL)?,
+            "wilson",
+        )
     } else {
-        0.0
+        (
+            crate::stats::normal_mean_ci(values, LEVEL, 0.0, 1.0)?,
+            "normal",
+        )
     };
-    let half = Z * (var / nf).sqrt();
     Some(Interval {
         mean,
-        low: (mean - half).max(0.0),
-        high: (mean + half).min(1.0),
-        method: "normal",
+        low: ci.lo,
+        high: ci.hi,
+        method,
     })
 }
 

@@ -566,6 +566,14 @@ fn shipped_suites_parse() {
         if p.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
+        // `suites/reproduce-*.toml` are reproduction files (scripts/reproduce.py), not
+        // evaluation suites.
+        if p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("reproduce-"))
+        {
+            continue;
+        }
         let s = harness_rl::eval::suite::Suite::load(&p).unwrap_or_else(|e| panic!("{e}"));
         assert!(!s.tasks.is_empty());
         assert!(
