@@ -437,8 +437,15 @@ impl ExecutorSpec {
         let ExecutorSpec::Llama(l) = self else {
             return Err(bad(&self.normalized(), "not an in-process llama.cpp spec"));
         };
-        let mut opts = LlamaOptions::for_model(&l.model)
-            .map_err(|e| ExecutorError::InvalidRequest(format!("model {}: {e}", l.model)))?;
+        // A model that is not installed or not a file is the caller's mistake (usage); a
+        // damaged install is the environment's (runtime): keep the model error's kind.
+        let mut opts = LlamaOptions::for_model(&l.model).map_err(|e| {
+            let message = format!("model {}: {e}", l.model);
+            match crate::error::Classify::kind(&e) {
+                crate::error::ErrorKind::Usage => ExecutorError::InvalidRequest(message),
+                crate::error::ErrorKind::Runtime => ExecutorError::Model(message),
+            }
+        })?;
         opts.n_parallel = l.n_parallel;
         opts.n_ctx_per_seq = l.ctx;
         opts.n_batch = l.n_batch;
