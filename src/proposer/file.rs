@@ -37,9 +37,6 @@ const EXTENSIONS: [&str; 3] = ["toml", "json", "py"];
 
 impl FileProposer {
     pub fn open(path: &Path) -> Result<FileProposer, ProposerError> {
-        let load = |p: &Path| {
-            Harness::load(p).map_err(|e| ProposerError::Usage(format!("file proposer: {e}")))
-        };
         let mut harnesses: BTreeMap<Option<String>, (PathBuf, Harness)> = BTreeMap::new();
         let name = path
             .file_name()
@@ -79,15 +76,7 @@ impl FileProposer {
                 let Some(key) = key.filter(|k| !k.is_empty()) else {
                     continue;
                 };
-                if let Some((other, _)) = harnesses.get(&Some(key.clone())) {
-                    return Err(ProposerError::Usage(format!(
-                        "file proposer: {} and {} are both harnesses for `{key}`",
-                        other.display(),
-                        f.display()
-                    )));
-                }
-                let h = load(&f)?;
-                harnesses.insert(Some(key), (f, h));
+                insert_keyed(&mut harnesses, key, f)?;
             }
             if harnesses.is_empty() {
                 return Err(ProposerError::Usage(format!(
@@ -115,15 +104,7 @@ impl FileProposer {
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                if let Some((other, _)) = harnesses.get(&Some(key.clone())) {
-                    return Err(ProposerError::Usage(format!(
-                        "file proposer: {} and {} are both harnesses for `{key}`",
-                        other.display(),
-                        f.display()
-                    )));
-                }
-                let h = load(&f)?;
-                harnesses.insert(Some(key), (f, h));
+                insert_keyed(&mut harnesses, key, f)?;
             }
             if harnesses.is_empty() {
                 return Err(ProposerError::Usage(format!(
@@ -147,6 +128,28 @@ impl FileProposer {
             .or_else(|| self.harnesses.get(&Some(key.to_string())))
             .or_else(|| self.harnesses.get(&Some("default".to_string())))
     }
+}
+
+fn load(p: &Path) -> Result<Harness, ProposerError> {
+    Harness::load(p).map_err(|e| ProposerError::Usage(format!("file proposer: {e}")))
+}
+
+/// Load `file` as the harness for `key`; two files for one key are a usage error.
+fn insert_keyed(
+    harnesses: &mut BTreeMap<Option<String>, (PathBuf, Harness)>,
+    key: String,
+    file: PathBuf,
+) -> Result<(), ProposerError> {
+    if let Some((other, _)) = harnesses.get(&Some(key.clone())) {
+        return Err(ProposerError::Usage(format!(
+            "file proposer: {} and {} are both harnesses for `{key}`",
+            other.display(),
+            file.display()
+        )));
+    }
+    let h = load(&file)?;
+    harnesses.insert(Some(key), (file, h));
+    Ok(())
 }
 
 impl Proposer for FileProposer {
