@@ -198,9 +198,11 @@ pub struct ExecutorIdentity {
     pub lora: Option<LoraIdentity>,
     /// For an HTTP executor this is the client's build; the server's is its own.
     pub build: BuildIdentity,
-    /// Settings that do not change greedy outputs (slots, threads, context size).
+    /// Settings recorded but not hashed (slots, context size). The batch schedule (which
+    /// requests share a decode step) can still change long greedy generations; the
+    /// completion cache makes a rerun repeat the first run's text.
     pub settings: serde_json::Value,
-    /// Settings that do (KV layout, prefix reuse), and are therefore hashed.
+    /// Settings that change outputs (threads, KV layout, prefix reuse): hashed.
     pub output_settings: serde_json::Value,
     /// SHA-256 over backend, model id, LoRA, build and output settings.
     pub hash: String,
@@ -521,14 +523,22 @@ impl ExecutorSpec {
                         }),
                         // Block mode makes reuse invisible in outputs; without blocks, reuse
                         // and the cache change them, so they are part of the identity.
+                        // The thread count changes how float sums are split, and
+                        // measurably changes long greedy generations (docs/RESULTS.md,
+                        // HumanEval: 3/7 vs 4/7 passing with 1 vs 2 threads), so the
+                        // resolved count is part of the identity.
                         output_settings: if l.prefill_block > 0 && !l.kv_unified {
-                            serde_json::json!({ "prefill_block": l.prefill_block })
+                            serde_json::json!({
+                                "prefill_block": l.prefill_block,
+                                "threads": info.n_threads,
+                            })
                         } else {
                             serde_json::json!({
                                 "prefill_block": l.prefill_block,
                                 "kv_unified": l.kv_unified,
                                 "prefix_reuse": l.prefix_reuse,
                                 "prefix_cache": l.prefix_cache,
+                                "threads": info.n_threads,
                             })
                         },
                         hash: String::new(),

@@ -713,3 +713,29 @@ fn hrl_harness_commands() {
     assert_eq!(code, Some(0));
     assert!(out.contains("\"no-input\""));
 }
+
+#[test]
+fn the_thread_count_is_part_of_the_executor_identity_and_the_slot_count_is_not() {
+    // Threads change long greedy generations (docs/RESULTS.md), so a run or a cache
+    // entry made with one thread count must not be taken for another's.
+    let _g = heavy();
+    let open = |extra: &str| {
+        harness_rl::executor::spec::ExecutorSpec::parse(&format!(
+            "llama:{},ctx=512,{extra}",
+            smol()
+        ))
+        .unwrap()
+        .open(&harness_rl::executor::spec::OpenOptions {
+            cache: harness_rl::executor::spec::CacheSetting::Off,
+        })
+        .expect("SmolLM2 opens")
+        .identity
+    };
+    let one = open("threads=1,n_parallel=1");
+    let two = open("threads=2,n_parallel=1");
+    let one_wide = open("threads=1,n_parallel=4");
+    assert_eq!(one.output_settings["threads"], 1);
+    assert_eq!(two.output_settings["threads"], 2);
+    assert_ne!(one.hash, two.hash);
+    assert_eq!(one.hash, one_wide.hash);
+}
