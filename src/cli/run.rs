@@ -206,10 +206,12 @@ fn print_table(s: &RunSummary, out: &std::path::Path) {
         s.aggregates.tokens.completion
     );
     println!(
-        "wall {:.1} s, {:.2} items/s ({} reused from an earlier run); written to {}",
+        "wall {:.1} s, {:.2} items/s ({} reused from an earlier run; {:.1} s over {} invocations); written to {}",
         s.wall_s,
         s.items_per_s,
         s.reused,
+        s.wall_s_total,
+        s.invocations,
         out.display()
     );
 }

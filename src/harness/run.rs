@@ -83,8 +83,18 @@ pub struct RunSummary {
     pub cache: Option<CacheRecord>,
     /// Rollouts reused from an earlier run in the same directory.
     pub reused: usize,
+    /// Wall time of this invocation.
     pub wall_s: f64,
+    /// Rollouts computed by this invocation per second of its wall time.
     pub items_per_s: f64,
+    /// Wall time of every invocation that wrote this run directory, summed (a resumed
+    /// run adds its own to the earlier summary's total; an invocation killed before it
+    /// wrote its summary is not counted).
+    #[serde(default)]
+    pub wall_s_total: f64,
+    /// How many invocations wrote this run directory.
+    #[serde(default)]
+    pub invocations: u32,
 }
 
 /// Read the rollouts of a run directory's log, keyed by [`Rollout::key`]. A torn
@@ -160,6 +170,23 @@ pub fn summarize(
         } else {
             0.0
         },
+        wall_s_total: wall_s,
+        invocations: 1,
+    }
+}
+
+/// Add the wall time and invocation count of the summary an earlier invocation left
+/// in the same run directory (if any) to `summary`'s totals. A summary from before
+/// the totals existed counts as one invocation of its `wall_s`.
+pub fn accumulate(summary: &mut RunSummary, earlier: Option<&RunSummary>) {
+    if let Some(e) = earlier {
+        let (total, n) = if e.invocations == 0 {
+            (e.wall_s, 1)
+        } else {
+            (e.wall_s_total, e.invocations)
+        };
+        summary.wall_s_total += total;
+        summary.invocations += n;
     }
 }
 
@@ -236,7 +263,7 @@ pub fn execute(
             errors: n.errors(),
         }
     });
-    let summary = summarize(
+    let mut summary = summarize(
         &harness,
         &origin,
         &settings.tasks,
@@ -247,6 +274,12 @@ pub fn execute(
         llama,
         cache,
     );
-    write_json_atomic(&settings.out.join("summary.json"), &summary)?;
+    let summary_path = settings.out.join("summary.json");
+    // An unreadable earlier summary only loses the earlier total; the rollouts are safe.
+    let earlier = std::fs::read_to_string(&summary_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<RunSummary>(&t).ok());
+    accumulate(&mut summary, earlier.as_ref());
+    write_json_atomic(&summary_path, &summary)?;
     Ok((summary, output))
 }

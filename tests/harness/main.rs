@@ -605,6 +605,13 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
     let s2: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(s2["reused"], 3);
     assert_eq!(s2["aggregates"]["score"], s["aggregates"]["score"]);
+    // The resumed summary keeps the first invocation's wall time in its total.
+    assert_eq!(s["invocations"], 1);
+    assert_eq!(s2["invocations"], 2);
+    let total = |v: &serde_json::Value| v["wall_s_total"].as_f64().unwrap();
+    let wall = |v: &serde_json::Value| v["wall_s"].as_f64().unwrap();
+    assert_eq!(total(&s), wall(&s));
+    assert!((total(&s2) - (wall(&s) + wall(&s2))).abs() < 1e-9);
     // The table form.
     let o = Command::cargo_bin("hrl")
         .unwrap()
