@@ -61,6 +61,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `hrl eval --proposer policy:CKPT` opens checkpoints through the trainer module.
+    harness_rl::train::register();
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
         Command::Lcb(cmd) => cli::lcb::run(cmd),
