@@ -41,7 +41,8 @@ pub struct Metadata {
     pub executor_model_sha256: Option<String>,
     /// Training steps done.
     pub steps: u64,
-    /// The resolved training settings (for the record).
+    /// The resolved training settings without what does not change a result (the
+    /// output directory, the step count, the cache: `TrainSettings::fingerprint`).
     pub settings: serde_json::Value,
 }
 

@@ -219,7 +219,7 @@ fn metadata(settings: &TrainSettings, backend: Option<&Backend>, steps: u64) -> 
         executor_hash: backend.map(|b| b.identity.hash.clone()),
         executor_model_sha256: backend.map(|b| b.identity.model_id.clone()),
         steps,
-        settings: serde_json::to_value(settings).unwrap_or_default(),
+        settings: settings.fingerprint(),
     }
 }
 
