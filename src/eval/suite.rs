@@ -350,7 +350,10 @@ fn resolve_train(
     let heldout = lists.pop().expect("two lists");
     let train = lists.pop().expect("two lists");
     if train.is_empty() {
-        return Err(("train.train".into(), "name at least one training task".into()));
+        return Err((
+            "train.train".into(),
+            "name at least one training task".into(),
+        ));
     }
     if let Some(x) = heldout.iter().find(|h| train.contains(h)) {
         return Err((

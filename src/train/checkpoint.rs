@@ -123,8 +123,8 @@ impl Checkpoint {
             path: origin.to_string(),
             message: m,
         };
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| bad(format!("line {}: {e}", e.line())))?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(format!("line {}: {e}", e.line())))?;
         match v.get("format").and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
             other => {
@@ -170,7 +170,10 @@ impl Checkpoint {
             }
         }
         if c.max_edits == 0 || c.max_edits > 32 {
-            return Err(bad(format!("`max_edits` {} is outside 1..=32", c.max_edits)));
+            return Err(bad(format!(
+                "`max_edits` {} is outside 1..=32",
+                c.max_edits
+            )));
         }
         if c.theta.iter().chain(&c.theta0).any(|x| !x.is_finite()) {
             return Err(bad("a weight is not finite".into()));
@@ -241,18 +244,25 @@ mod tests {
         let c = Checkpoint::uniform(3, true, meta());
         let text = c.to_json();
         let e = Checkpoint::parse("{}", "x.json").unwrap_err().to_string();
-        assert!(e.contains("x.json") && e.contains("not a policy checkpoint"), "{e}");
+        assert!(
+            e.contains("x.json") && e.contains("not a policy checkpoint"),
+            "{e}"
+        );
         let e = Checkpoint::parse(&text.replace("\"version\": 1", "\"version\": 9"), "x")
             .unwrap_err()
             .to_string();
         assert!(e.contains("version"), "{e}");
         let mut short = c.clone();
         short.theta.pop();
-        let e = Checkpoint::parse(&short.to_json(), "x").unwrap_err().to_string();
+        let e = Checkpoint::parse(&short.to_json(), "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`theta`"), "{e}");
         let mut other = c.clone();
         other.features[0] = "family".into();
-        let e = Checkpoint::parse(&other.to_json(), "x").unwrap_err().to_string();
+        let e = Checkpoint::parse(&other.to_json(), "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("feature list"), "{e}");
     }
 }

@@ -146,7 +146,11 @@ impl ContextFeatures {
             .iter()
             .map(|name| {
                 let v = all.get(*name).copied().unwrap_or(0.0);
-                if v.is_finite() { v.clamp(0.0, 10.0) } else { 0.0 }
+                if v.is_finite() {
+                    v.clamp(0.0, 10.0)
+                } else {
+                    0.0
+                }
             })
             .collect()
     }

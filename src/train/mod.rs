@@ -52,9 +52,7 @@ impl crate::error::Classify for TrainError {
     fn kind(&self) -> crate::error::ErrorKind {
         use crate::error::ErrorKind::{Runtime, Usage};
         match self {
-            TrainError::Usage(_) | TrainError::Checkpoint { .. } | TrainError::Records(_) => {
-                Usage
-            }
+            TrainError::Usage(_) | TrainError::Checkpoint { .. } | TrainError::Records(_) => Usage,
             TrainError::Io(_) => Runtime,
             TrainError::Eval(e) => e.kind(),
         }

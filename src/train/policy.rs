@@ -203,7 +203,9 @@ pub fn resolve(a: &Action, h: &Declarative, ctx: &EditContext) -> Option<Edit> {
         ActionKind::AddFeedbackExample => ctx.feedback.iter().find_map(|f| {
             let id = f.item.id();
             let e = Edit::AddExample { from_feedback: id };
-            edit::apply(h, std::slice::from_ref(&e), ctx).ok().map(|_| e)
+            edit::apply(h, std::slice::from_ref(&e), ctx)
+                .ok()
+                .map(|_| e)
         }),
         ActionKind::Stop => None,
     }
@@ -258,8 +260,7 @@ impl Policy {
         (0..self.actions)
             .map(|a| {
                 let w = &self.theta[a * f..(a + 1) * f];
-                w.iter().zip(x).map(|(w, x)| w * x).sum::<f64>()
-                    + self.theta[self.actions * f + a]
+                w.iter().zip(x).map(|(w, x)| w * x).sum::<f64>() + self.theta[self.actions * f + a]
             })
             .collect()
     }
@@ -478,8 +479,7 @@ pub fn objective_gradient(
                 .zip(logp.iter().zip(&logq))
                 .map(|(p, (lp, lq))| p * (lp - lq))
                 .sum();
-            stats.objective +=
-                scale * (tr.advantage * logp[st.action] + c.entropy * h - c.kl * kl);
+            stats.objective += scale * (tr.advantage * logp[st.action] + c.entropy * h - c.kl * kl);
             stats.entropy += h;
             stats.kl += kl;
             n_steps += 1;

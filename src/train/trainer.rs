@@ -53,7 +53,9 @@ use super::TrainError;
 use super::checkpoint::{Checkpoint, Metadata};
 use super::config::TrainSettings;
 use super::features::ContextFeatures;
-use super::policy::{Adam, Coefficients, Decode, Policy, Trajectory, Vocabulary, objective_gradient};
+use super::policy::{
+    Adam, Coefficients, Decode, Policy, Trajectory, Vocabulary, objective_gradient,
+};
 use crate::eval::engine::{ArmLog, Engine};
 use crate::eval::run_dir::{self, RunDir};
 use crate::eval::sets::{self, SetName};
@@ -159,7 +161,11 @@ pub fn batch_tasks(seed: u64, step: u64, batch: usize, n_tasks: usize) -> Vec<us
             let k = (step - 1) * batch as u64 + b;
             let epoch = k / n_tasks as u64;
             let mut perm: Vec<usize> = (0..n_tasks).collect();
-            perm.shuffle(&mut ChaCha8Rng::seed_from_u64(derive(seed, &[epoch], "epoch")));
+            perm.shuffle(&mut ChaCha8Rng::seed_from_u64(derive(
+                seed,
+                &[epoch],
+                "epoch",
+            )));
             perm[(k % n_tasks as u64) as usize]
         })
         .collect()
@@ -175,7 +181,10 @@ fn cut_log(p: &Path, step: u64) -> Result<(), TrainError> {
     let lines: Vec<serde_json::Value> = read_lines(p)?;
     let mut text = String::new();
     for l in lines {
-        if l.get("step").and_then(|s| s.as_u64()).is_some_and(|s| s <= step) {
+        if l.get("step")
+            .and_then(|s| s.as_u64())
+            .is_some_and(|s| s <= step)
+        {
             text.push_str(&serde_json::to_string(&l).expect("json"));
             text.push('\n');
         }
@@ -345,7 +354,11 @@ pub fn run_with(
                 settings.out.display()
             )));
         }
-        Checkpoint::uniform(t.max_edits, t.mask_invalid, metadata(settings, Some(backend), 0))
+        Checkpoint::uniform(
+            t.max_edits,
+            t.mask_invalid,
+            metadata(settings, Some(backend), 0),
+        )
     };
     run_dir::write_json(&cfg_path, settings)?;
     // Tasks and sets, as the evaluator builds them.
@@ -376,12 +389,11 @@ pub fn run_with(
     }
     let n_train = t.train.len();
     let heldout: Vec<usize> = (n_train..settings.tasks.len()).collect();
-    let done: HashMap<String, Rollout> = crate::eval::records::read::<Rollout>(
-        &dir.file(run_dir::ROLLOUTS),
-    )?
-    .into_iter()
-    .map(|r| (r.key(), r))
-    .collect();
+    let done: HashMap<String, Rollout> =
+        crate::eval::records::read::<Rollout>(&dir.file(run_dir::ROLLOUTS))?
+            .into_iter()
+            .map(|r| (r.key(), r))
+            .collect();
     let keys = done.keys().cloned().collect();
     let log = Arc::new(ArmLog::new(dir.appender(run_dir::ROLLOUTS)?, keys));
     let run_config = es.run_config(backend.parallelism);
@@ -588,8 +600,7 @@ pub fn run_with(
                 };
                 let n = rewards_all.len().max(1) as f64;
                 let rm = rewards_all.iter().sum::<f64>() / n;
-                let rsd =
-                    (rewards_all.iter().map(|r| (r - rm).powi(2)).sum::<f64>() / n).sqrt();
+                let rsd = (rewards_all.iter().map(|r| (r - rm).powi(2)).sum::<f64>() / n).sqrt();
                 let cache1 = backend
                     .cache
                     .as_ref()

@@ -113,11 +113,23 @@ fn the_trainer_converges_to_the_known_best_edits_and_evaluates_as_a_proposer() {
     let h = heldout(&out);
     let final_rec = h.iter().rfind(|r| r.step == 60).unwrap();
     let e = edits_json(final_rec);
-    assert!(e.contains(&snippet_edit("add_instruction", "check-work")), "{e}");
-    assert!(e.contains(&snippet_edit("add_note", "tags-required")), "{e}");
+    assert!(
+        e.contains(&snippet_edit("add_instruction", "check-work")),
+        "{e}"
+    );
+    assert!(
+        e.contains(&snippet_edit("add_note", "tags-required")),
+        "{e}"
+    );
     assert_eq!(final_rec.seed_test_score, 0.0);
     // Files of the run.
-    for f in ["ckpt-20.json", "ckpt-40.json", "ckpt-60.json", "last.json", "trajectories.jsonl"] {
+    for f in [
+        "ckpt-20.json",
+        "ckpt-40.json",
+        "ckpt-60.json",
+        "last.json",
+        "trajectories.jsonl",
+    ] {
         assert!(out.join(f).exists(), "{f}");
     }
     let trajs = trainer::read_trajectories(&out).unwrap();
@@ -164,11 +176,14 @@ fn the_trainer_converges_to_the_known_best_edits_and_evaluates_as_a_proposer() {
     let backend = sim::backend(Rule::Additive, &s);
     let proposers = harness_rl::eval::open_proposers(&es, &backend).unwrap();
     assert_eq!(proposers[0].identity().kind, "policy");
-    let arms = harness_rl::eval::run_with(&es, &backend, sandbox(), &proposers, false, &|_| {})
-        .unwrap();
+    let arms =
+        harness_rl::eval::run_with(&es, &backend, sandbox(), &proposers, false, &|_| {}).unwrap();
     let policy = arms[0].summary.overall.final_test.mean;
     let identity = arms[1].summary.overall.final_test.mean;
-    assert!(policy > identity + 0.5, "policy {policy} identity {identity}");
+    assert!(
+        policy > identity + 0.5,
+        "policy {policy} identity {identity}"
+    );
 }
 
 #[test]
@@ -230,13 +245,25 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
     let sb3 = settings(dir.path(), &text, &b, o(3));
     train(&sb3, Rule::Additive, false);
     // A second start without --resume is refused; with it, it continues.
-    let e = trainer::run_with(&sb3, &sim::backend(Rule::Additive, &sb3), sandbox(), false, &|_| {})
-        .unwrap_err();
+    let e = trainer::run_with(
+        &sb3,
+        &sim::backend(Rule::Additive, &sb3),
+        sandbox(),
+        false,
+        &|_| {},
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("--resume"), "{e}");
     let sb6 = settings(dir.path(), &text, &b, o(6));
     train(&sb6, Rule::Additive, true);
     let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
-    for f in ["last.json", "ckpt-2.json", "ckpt-4.json", "ckpt-6.json", "trajectories.jsonl"] {
+    for f in [
+        "last.json",
+        "ckpt-2.json",
+        "ckpt-4.json",
+        "ckpt-6.json",
+        "trajectories.jsonl",
+    ] {
         assert_eq!(read(a.join(f)), read(b.join(f)), "{f}");
     }
     // The first part ended at step 3, so b also holds step 3's held-out measure
@@ -266,15 +293,28 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
     };
     assert_eq!(strip(&a), strip(&b));
     // The step log has exactly the documented fields.
-    let line = read(a.join("train.jsonl")).lines().next().unwrap().to_string();
+    let line = read(a.join("train.jsonl"))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     keys.sort_unstable();
     assert_eq!(
         keys,
         [
-            "cache_hits", "cache_misses", "entropy", "heldout_score", "invalid_rate",
-            "memo_hits", "memo_misses", "reward_mean", "reward_std", "step", "valid_rate",
+            "cache_hits",
+            "cache_misses",
+            "entropy",
+            "heldout_score",
+            "invalid_rate",
+            "memo_hits",
+            "memo_misses",
+            "reward_mean",
+            "reward_std",
+            "step",
+            "valid_rate",
             "wall_s"
         ]
     );
@@ -288,8 +328,14 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
             ..o(8)
         },
     );
-    let e = trainer::run_with(&other, &sim::backend(Rule::Additive, &other), sandbox(), true, &|_| {})
-        .unwrap_err();
+    let e = trainer::run_with(
+        &other,
+        &sim::backend(Rule::Additive, &other),
+        sandbox(),
+        true,
+        &|_| {},
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("settings differ"), "{e}");
 }
 
@@ -298,11 +344,23 @@ fn train_tables_are_checked_strictly() {
     let dir = tempfile::tempdir().unwrap();
     let fams = ["gcd", "count_primes"];
     for (train, field, msg) in [
-        ("train = [\"gcd\"]\nlearning_rate = 1", "learning_rate", "unknown field"),
-        ("train = [\"gcd\"]\nheldout = [\"gcd\"]", "train.heldout", "both"),
+        (
+            "train = [\"gcd\"]\nlearning_rate = 1",
+            "learning_rate",
+            "unknown field",
+        ),
+        (
+            "train = [\"gcd\"]\nheldout = [\"gcd\"]",
+            "train.heldout",
+            "both",
+        ),
         ("train = [\"sudoku\"]", "train.train[0]", "matches no task"),
         ("train = [\"gcd\"]\ngroup = 1", "train.group", "outside"),
-        ("train = [\"rl@paper-like\"]", "train.train[0]", "matches no task"),
+        (
+            "train = [\"rl@paper-like\"]",
+            "train.train[0]",
+            "matches no task",
+        ),
     ] {
         let p = write_suite(dir.path(), &suite_text(&fams, train));
         let e = Suite::load(&p).unwrap_err().to_string();
@@ -318,7 +376,10 @@ fn train_tables_are_checked_strictly() {
     // ROLE@SPLIT selects the suite's tasks of that role.
     let p = write_suite(
         dir.path(),
-        &suite_text(&["gcd", "count_primes", "basic_arithmetic"], "train = [\"rl@paper-like\"]\nheldout = [\"held_out@paper-like\"]"),
+        &suite_text(
+            &["gcd", "count_primes", "basic_arithmetic"],
+            "train = [\"rl@paper-like\"]\nheldout = [\"held_out@paper-like\"]",
+        ),
     );
     let s = Suite::load(&p).unwrap();
     let t = s.train.unwrap();
@@ -326,7 +387,7 @@ fn train_tables_are_checked_strictly() {
     assert_eq!(t.heldout, vec!["gcd/L1", "count_primes/L1"]);
     // A suite without [train] is refused by `hrl train` with a pointer.
     let p = write_suite(dir.path(), &suite_text(&fams, "").replace("[train]\n", ""));
-    let e = TrainSettings::resolve(&Suite::load(&p).unwrap(), &TrainOverrides::default())
-        .unwrap_err();
+    let e =
+        TrainSettings::resolve(&Suite::load(&p).unwrap(), &TrainOverrides::default()).unwrap_err();
     assert!(e.to_string().contains("no [train] table"), "{e}");
 }

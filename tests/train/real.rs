@@ -39,12 +39,19 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let log = trainer::read_train_log(&out).unwrap();
     assert_eq!(log.len(), 2);
     assert_eq!(log[1].step, 2);
     assert!(log[1].heldout_score.is_some() && log[0].heldout_score.is_none());
-    assert!(log.iter().all(|l| l.cache_hits == 0 && l.cache_misses > 0), "{log:?}");
+    assert!(
+        log.iter().all(|l| l.cache_hits == 0 && l.cache_misses > 0),
+        "{log:?}"
+    );
     let c = Checkpoint::load(&out.join("last.json")).unwrap();
     assert_eq!(c.metadata.steps, 2);
     assert_eq!(c.metadata.executor_model_sha256.as_deref(), Some(m.sha256));
@@ -62,7 +69,11 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
         .arg(&ev)
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let cfg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ev.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["proposer"]["kind"], "policy");
@@ -77,7 +88,11 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
         .arg(&u)
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let c = Checkpoint::load(&u.join("last.json")).unwrap();
     assert!(c.theta.iter().all(|x| *x == 0.0) && c.metadata.steps == 0);
     // A bad checkpoint is a usage error naming the file.
