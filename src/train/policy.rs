@@ -236,6 +236,14 @@ pub enum Decode {
     Greedy,
 }
 
+/// How to revise: the longest revision, masking, decoding.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Revise {
+    pub max_edits: usize,
+    pub mask_invalid: bool,
+    pub decode: Decode,
+}
+
 /// The log-linear policy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
@@ -277,10 +285,13 @@ impl Policy {
         ctx_features: &ContextFeatures,
         parent: &Harness,
         edit_ctx: &EditContext,
-        max_edits: usize,
-        mask_invalid: bool,
-        decode: Decode,
+        how: Revise,
     ) -> Sampled {
+        let Revise {
+            max_edits,
+            mask_invalid,
+            decode,
+        } = how;
         let mut rng = match decode {
             Decode::Sample(seed) => Some(ChaCha8Rng::seed_from_u64(seed)),
             Decode::Greedy => None,
@@ -592,7 +603,7 @@ mod tests {
         let (_, g) = objective_gradient(&policy, &initial, &batch, c);
         let eps = 1e-6;
         let mut worst: f64 = 0.0;
-        for i in 0..policy.theta.len() {
+        for (i, gi) in g.iter().enumerate() {
             let mut a = policy.clone();
             a.theta[i] += eps;
             let mut b = policy.clone();
@@ -600,7 +611,7 @@ mod tests {
             let fa = objective_gradient(&a, &initial, &batch, c).0.objective;
             let fb = objective_gradient(&b, &initial, &batch, c).0.objective;
             let num = (fa - fb) / (2.0 * eps);
-            worst = worst.max((num - g[i]).abs());
+            worst = worst.max((num - gi).abs());
         }
         assert!(worst < 1e-7, "largest gradient error {worst}");
         assert!(g.iter().any(|v| v.abs() > 1e-3), "a non-trivial gradient");
@@ -614,7 +625,19 @@ mod tests {
         let cf = ContextFeatures::new(None, &EditContext::default(), ItemKind::Answer);
         let parent = Harness::Declarative(Declarative::default());
         let ctx = EditContext::default();
-        let run = |seed| policy.revise(&vocab, &cf, &parent, &ctx, 4, true, Decode::Sample(seed));
+        let run = |seed| {
+            policy.revise(
+                &vocab,
+                &cf,
+                &parent,
+                &ctx,
+                Revise {
+                    max_edits: 4,
+                    mask_invalid: true,
+                    decode: Decode::Sample(seed),
+                },
+            )
+        };
         let a = run(11);
         assert_eq!(a, run(11));
         let differs = (12..40).any(|s| run(s).edits != a.edits);

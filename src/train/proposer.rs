@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::checkpoint::Checkpoint;
 use super::features::ContextFeatures;
-use super::policy::{Decode, Policy, Vocabulary};
+use super::policy::{Decode, Policy, Revise, Vocabulary};
 use crate::proposer::{
     Candidate, OpenContext, Proposal, ProposalRequest, Proposer, ProposerError, ProposerIdentity,
     Revision, RevisionForm, TokenUse, candidate_seed, sha256_hex,
@@ -87,9 +87,11 @@ impl Proposer for PolicyProposer {
                     &cf,
                     request.harness,
                     request.feedback,
-                    self.max_edits,
-                    self.mask_invalid,
-                    Decode::Sample(candidate_seed(request.seed, i)),
+                    Revise {
+                        max_edits: self.max_edits,
+                        mask_invalid: self.mask_invalid,
+                        decode: Decode::Sample(candidate_seed(request.seed, i)),
+                    },
                 );
                 let raw = serde_json::to_string(&s.edits).ok();
                 match s.result {

@@ -54,7 +54,7 @@ use super::checkpoint::{Checkpoint, Metadata};
 use super::config::TrainSettings;
 use super::features::ContextFeatures;
 use super::policy::{
-    Adam, Coefficients, Decode, Policy, Trajectory, Vocabulary, objective_gradient,
+    Adam, Coefficients, Decode, Policy, Revise, Trajectory, Vocabulary, objective_gradient,
 };
 use crate::eval::engine::{ArmLog, Engine};
 use crate::eval::run_dir::{self, RunDir};
@@ -483,9 +483,11 @@ pub fn run_with(
                                     &c.features,
                                     &c.parent,
                                     &c.edit_ctx,
-                                    t.max_edits,
-                                    t.mask_invalid,
-                                    Decode::Sample(seed),
+                                    Revise {
+                                        max_edits: t.max_edits,
+                                        mask_invalid: t.mask_invalid,
+                                        decode: Decode::Sample(seed),
+                                    },
                                 )
                             })
                             .collect();
@@ -689,9 +691,11 @@ fn heldout_eval(
             &c.features,
             &c.parent,
             &c.edit_ctx,
-            t.max_edits,
-            t.mask_invalid,
-            Decode::Greedy,
+            Revise {
+                max_edits: t.max_edits,
+                mask_invalid: t.mask_invalid,
+                decode: Decode::Greedy,
+            },
         );
         let h = match &r.result {
             Ok(h) => Arc::new(h.clone()),
