@@ -235,6 +235,12 @@ fn metadata(settings: &TrainSettings, backend: Option<&Backend>, steps: u64) -> 
 /// Write the untrained (uniform) policy of these settings without running anything:
 /// what `hrl train --steps 0` does (the baseline of a trained policy).
 pub fn write_uniform(settings: &TrainSettings) -> Result<TrainOutcome, TrainError> {
+    if settings.out.join(CONFIG).exists() {
+        return Err(TrainError::Usage(format!(
+            "{} already holds a training run; choose another --out",
+            settings.out.display()
+        )));
+    }
     std::fs::create_dir_all(&settings.out)
         .map_err(|e| TrainError::Io(format!("{}: {e}", settings.out.display())))?;
     let ckpt = Checkpoint::uniform(

@@ -391,3 +391,46 @@ fn train_tables_are_checked_strictly() {
         TrainSettings::resolve(&Suite::load(&p).unwrap(), &TrainOverrides::default()).unwrap_err();
     assert!(e.to_string().contains("no [train] table"), "{e}");
 }
+
+#[test]
+fn multi_round_training_revises_the_best_revision_of_the_previous_round() {
+    let _g = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let text = suite_text(&["gcd", "spell_backward", "count_primes"], ADDITIVE);
+    let out = dir.path().join("run");
+    let s = settings(
+        dir.path(),
+        &text,
+        &out,
+        TrainOverrides {
+            steps: Some(3),
+            rounds: Some(2),
+            ..TrainOverrides::default()
+        },
+    );
+    train(&s, Rule::Additive, false);
+    let trajs = trainer::read_trajectories(&out).unwrap();
+    assert_eq!(trajs.len(), 3 * 2 * 2 * 8);
+    for r1 in trajs.iter().filter(|t| t.round == 1 && t.candidate == 0) {
+        let group: Vec<_> = trajs.iter().filter(|t| t.context == r1.context).collect();
+        let best = group
+            .iter()
+            .filter_map(|t| t.dev_score.map(|d| (d, t.harness.clone().unwrap())))
+            .fold(None::<(f64, String)>, |b, (d, h)| match b {
+                Some((bd, _)) if bd >= d => b,
+                _ => Some((d, h)),
+            });
+        let next = r1.context.replace("/r1", "/r2");
+        let r2 = trajs.iter().find(|t| t.context == next).unwrap();
+        match best {
+            Some((d, h)) if d > r1.parent_dev_score => assert_eq!(r2.parent, h),
+            _ => assert_eq!(r2.parent, r1.parent),
+        }
+    }
+    assert!(
+        trajs
+            .iter()
+            .any(|t| t.round == 2 && t.parent != trajs[0].parent),
+        "some round-2 context revises a revision"
+    );
+}
