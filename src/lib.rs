@@ -23,3 +23,4 @@ pub mod serve;
 pub mod stats;
 pub mod task;
 pub mod throughput;
+pub mod train;

@@ -47,6 +47,8 @@ enum Command {
     /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
     /// hierarchical confidence intervals (a suite file names tasks and defaults).
     Eval(cli::eval::EvalArgs),
+    /// Train the compact policy (policy:CKPT) with GRPO on a suite's [train] tasks.
+    Train(cli::train::TrainArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -61,6 +63,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `hrl eval --proposer policy:CKPT` opens checkpoints through the trainer module.
+    harness_rl::train::register();
     let result = match cli.command {
         Command::Tasks(cmd) => cli::tasks::run(cmd),
         Command::Lcb(cmd) => cli::lcb::run(cmd),
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => cli::serve::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Eval(a) => cli::eval::run(a),
+        Command::Train(a) => cli::train::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

@@ -16,6 +16,7 @@ pub mod sandbox;
 #[cfg(feature = "llama")]
 pub mod serve;
 pub mod tasks;
+pub mod train;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]

@@ -51,6 +51,30 @@
 //! release = "release_latest"   # and optional from, to, platform, difficulty
 //! ```
 //!
+//! A suite may carry a `[train]` table for `hrl train` ([`TrainSpec`]; `hrl eval`
+//! ignores it):
+//!
+//! ```toml
+//! [train]
+//! train = ["rl@paper-like"]        # task ids, family names, or ROLE@SPLIT (the suite's
+//! heldout = ["count_primes"]       #   tasks whose family is in that role of that split)
+//! steps = 40            # default number of steps (--steps overrides)
+//! batch = 4             # training contexts per step
+//! group = 4             # G: revisions sampled per context
+//! lr = 0.05             # Adam learning rate
+//! entropy = 0.01        # entropy bonus coefficient
+//! kl = 0.0              # KL-to-initial-policy coefficient
+//! max_edits = 3         # longest revision (edits before stop)
+//! rounds = 1            # revision rounds per context (k; 1 = single-revision training)
+//! validity_bonus = 0.0  # added to a valid revision's dev score
+//! invalid_reward = 0.0  # the reward of an invalid revision
+//! mask_invalid = true   # give invalid actions probability 0
+//! adv_eps = 1e-6        # advantage = (r - mean) / (std + adv_eps)
+//! checkpoint_every = 10 # ckpt-<step>.json every N steps (last.json after every step)
+//! eval_every = 5        # held-out score every N steps (0: only after the last step)
+//! seed = 0              # training seed [default: the suite's seed]
+//! ```
+//!
 //! Parsing is strict: unknown fields, wrong types, out-of-range values and unknown
 //! families are errors naming the file, line and field. Relative paths (seed
 //! harnesses, templates, `lcb` directories, `file:` proposers) are resolved against
@@ -196,6 +220,9 @@ pub struct Suite {
     pub proposer: ProposerSettings,
     pub limits: Limits,
     pub tasks: Vec<TaskDef>,
+    /// The `[train]` table, if any (`hrl train`).
+    #[serde(default)]
+    pub train: Option<TrainSpec>,
 }
 
 // The file's shape.
@@ -225,6 +252,180 @@ struct File {
     limits: Option<Limits>,
     #[serde(default, rename = "task")]
     tasks: Vec<TaskFile>,
+    #[serde(default)]
+    train: Option<TrainFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrainFile {
+    #[serde(default)]
+    train: Vec<String>,
+    #[serde(default)]
+    heldout: Vec<String>,
+    steps: Option<u64>,
+    batch: Option<usize>,
+    group: Option<usize>,
+    lr: Option<f64>,
+    entropy: Option<f64>,
+    kl: Option<f64>,
+    max_edits: Option<usize>,
+    rounds: Option<u32>,
+    validity_bonus: Option<f64>,
+    invalid_reward: Option<f64>,
+    mask_invalid: Option<bool>,
+    adv_eps: Option<f64>,
+    checkpoint_every: Option<u64>,
+    eval_every: Option<u64>,
+    seed: Option<u64>,
+}
+
+/// The `[train]` table of a suite, resolved (see the module doc).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainSpec {
+    /// Ids of the suite's training tasks.
+    pub train: Vec<String>,
+    /// Ids of the suite's held-out tasks (disjoint from `train`).
+    pub heldout: Vec<String>,
+    pub steps: u64,
+    pub batch: usize,
+    pub group: usize,
+    pub lr: f64,
+    pub entropy: f64,
+    pub kl: f64,
+    pub max_edits: usize,
+    pub rounds: u32,
+    pub validity_bonus: f64,
+    pub invalid_reward: f64,
+    pub mask_invalid: bool,
+    pub adv_eps: f64,
+    pub checkpoint_every: u64,
+    pub eval_every: u64,
+    pub seed: u64,
+}
+
+/// Resolve a `[train]` selector: a task id, a family name, or `ROLE@SPLIT`.
+fn select_tasks(sel: &str, tasks: &[TaskDef], base: &Path) -> Result<Vec<String>, String> {
+    let found: Vec<String> = if let Some((role, split)) = sel.split_once('@') {
+        let fams = split_families(split, Some(role), base).map_err(|(_, m)| m)?;
+        tasks
+            .iter()
+            .filter(|t| fams.contains(&t.key()))
+            .map(|t| t.id.clone())
+            .collect()
+    } else {
+        tasks
+            .iter()
+            .filter(|t| t.id == sel || t.key() == sel)
+            .map(|t| t.id.clone())
+            .collect()
+    };
+    if found.is_empty() {
+        return Err(format!(
+            "`{sel}` matches no task of the suite (give a task id, a family name or ROLE@SPLIT)"
+        ));
+    }
+    Ok(found)
+}
+
+fn resolve_train(
+    t: TrainFile,
+    tasks: &[TaskDef],
+    base: &Path,
+    suite_seed: u64,
+) -> Result<TrainSpec, (String, String)> {
+    let mut lists = Vec::new();
+    for (name, sels) in [("train", &t.train), ("heldout", &t.heldout)] {
+        let mut ids: Vec<String> = Vec::new();
+        for (i, s) in sels.iter().enumerate() {
+            for id in select_tasks(s, tasks, base).map_err(|m| (format!("train.{name}[{i}]"), m))? {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        lists.push(ids);
+    }
+    let heldout = lists.pop().expect("two lists");
+    let train = lists.pop().expect("two lists");
+    if train.is_empty() {
+        return Err((
+            "train.train".into(),
+            "name at least one training task".into(),
+        ));
+    }
+    if let Some(x) = heldout.iter().find(|h| train.contains(h)) {
+        return Err((
+            "train.heldout".into(),
+            format!("task `{x}` is both a training and a held-out task"),
+        ));
+    }
+    let spec = TrainSpec {
+        train,
+        heldout,
+        steps: t.steps.unwrap_or(20),
+        batch: t.batch.unwrap_or(4),
+        group: t.group.unwrap_or(4),
+        lr: t.lr.unwrap_or(0.05),
+        entropy: t.entropy.unwrap_or(0.01),
+        kl: t.kl.unwrap_or(0.0),
+        max_edits: t.max_edits.unwrap_or(3),
+        rounds: t.rounds.unwrap_or(1),
+        validity_bonus: t.validity_bonus.unwrap_or(0.0),
+        invalid_reward: t.invalid_reward.unwrap_or(0.0),
+        mask_invalid: t.mask_invalid.unwrap_or(true),
+        adv_eps: t.adv_eps.unwrap_or(1e-6),
+        checkpoint_every: t.checkpoint_every.unwrap_or(10),
+        eval_every: t.eval_every.unwrap_or(5),
+        seed: t.seed.unwrap_or(suite_seed),
+    };
+    spec.check().map_err(|(k, m)| (format!("train.{k}"), m))?;
+    Ok(spec)
+}
+
+impl TrainSpec {
+    /// Range checks; errors name the field (without the `train.` prefix).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let out = |k: &str, m: String| Err((k.to_string(), m));
+        if self.steps > 1_000_000 {
+            return out("steps", format!("{} is outside 0..=1000000", self.steps));
+        }
+        for (k, v, lo, hi) in [
+            ("batch", self.batch, 1, 4096),
+            ("group", self.group, 2, 256),
+            ("max_edits", self.max_edits, 1, 32),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return out(k, format!("{v} is outside {lo}..={hi}"));
+            }
+        }
+        if !(1..=16).contains(&self.rounds) {
+            return out("rounds", format!("{} is outside 1..=16", self.rounds));
+        }
+        for (k, v) in [
+            ("lr", self.lr),
+            ("entropy", self.entropy),
+            ("kl", self.kl),
+            ("adv_eps", self.adv_eps),
+        ] {
+            if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
+                return out(k, format!("{v} must be a number in 0..=100"));
+            }
+        }
+        for (k, v) in [
+            ("validity_bonus", self.validity_bonus),
+            ("invalid_reward", self.invalid_reward),
+        ] {
+            if !(v.is_finite() && (-100.0..=100.0).contains(&v)) {
+                return out(k, format!("{v} must be a number in -100..=100"));
+            }
+        }
+        if self.checkpoint_every == 0 {
+            return out("checkpoint_every", "must be at least 1".into());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Deserialize)]
@@ -544,6 +745,10 @@ impl Suite {
                 return Err(err("task", format!("task `{}` is listed twice", t.id)));
             }
         }
+        let train = match f.train {
+            None => None,
+            Some(t) => Some(resolve_train(t, &tasks, &base, f.seed).map_err(|(k, m)| err(&k, m))?),
+        };
         Ok(Suite {
             name: f.name,
             description: f.description,
@@ -558,6 +763,7 @@ impl Suite {
             proposers,
             proposer,
             limits,
+            train,
             tasks,
         })
     }

@@ -1,0 +1,184 @@
+//! The library config of `hrl train` ([`TrainSettings`]: a suite with a `[train]`
+//! table plus command-line overrides, resolved in one place by
+//! [`TrainSettings::resolve`]). The trainer reuses the evaluator's machinery, so the
+//! settings also give the equivalent [`EvalSettings`] (executor, limits, cache,
+//! sandbox, grading) through [`TrainSettings::eval_settings`].
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::TrainError;
+use crate::eval::config::{CacheChoice, EvalSettings, SuiteRef};
+use crate::eval::suite::{Limits, Selection, Suite, TaskDef, TrainSpec};
+use crate::executor::ExecutorSpec;
+use crate::proposer::ProposerSettings;
+
+/// Everything a training run needs, resolved (kept in `DIR/train-config.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainSettings {
+    pub suite: SuiteRef,
+    /// The training and held-out tasks (in that order).
+    pub tasks: Vec<TaskDef>,
+    /// Executor SPEC (normalised).
+    pub executor: String,
+    pub train: TrainSpec,
+    /// Report rendering settings the suite gives proposers (`show_gold`, budget).
+    pub proposer_settings: ProposerSettings,
+    pub limits: Limits,
+    pub cache: CacheChoice,
+    pub unsafe_no_isolation: bool,
+    pub out: PathBuf,
+}
+
+/// Command-line overrides (every field optional).
+#[derive(Debug, Clone, Default)]
+pub struct TrainOverrides {
+    pub executor: Option<String>,
+    pub steps: Option<u64>,
+    pub batch: Option<usize>,
+    pub group: Option<usize>,
+    pub lr: Option<f64>,
+    pub entropy: Option<f64>,
+    pub kl: Option<f64>,
+    pub max_edits: Option<usize>,
+    pub rounds: Option<u32>,
+    pub checkpoint_every: Option<u64>,
+    pub eval_every: Option<u64>,
+    pub seed: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub cache: Option<CacheChoice>,
+    pub unsafe_no_isolation: bool,
+    pub out: Option<PathBuf>,
+}
+
+impl TrainSettings {
+    /// A suite with overrides: the one place flags become settings.
+    pub fn resolve(suite: &Suite, o: &TrainOverrides) -> Result<TrainSettings, TrainError> {
+        let usage = |m: String| TrainError::Usage(m);
+        let Some(spec) = &suite.train else {
+            return Err(usage(format!(
+                "{}: the suite has no [train] table (see suites/train-smoke.toml)",
+                suite.path.display()
+            )));
+        };
+        let mut t = spec.clone();
+        if let Some(x) = o.steps {
+            t.steps = x;
+        }
+        if let Some(x) = o.batch {
+            t.batch = x;
+        }
+        if let Some(x) = o.group {
+            t.group = x;
+        }
+        if let Some(x) = o.lr {
+            t.lr = x;
+        }
+        if let Some(x) = o.entropy {
+            t.entropy = x;
+        }
+        if let Some(x) = o.kl {
+            t.kl = x;
+        }
+        if let Some(x) = o.max_edits {
+            t.max_edits = x;
+        }
+        if let Some(x) = o.rounds {
+            t.rounds = x;
+        }
+        if let Some(x) = o.checkpoint_every {
+            t.checkpoint_every = x;
+        }
+        if let Some(x) = o.eval_every {
+            t.eval_every = x;
+        }
+        if let Some(x) = o.seed {
+            t.seed = x;
+        }
+        t.check()
+            .map_err(|(k, m)| usage(format!("--{}: {m}", k.replace('_', "-"))))?;
+        let executor = o.executor.clone().unwrap_or_else(|| suite.executor.clone());
+        let executor = ExecutorSpec::parse(&executor)
+            .map_err(|e| usage(format!("--executor: {e}")))?
+            .normalized();
+        let mut limits = suite.limits.clone();
+        if let Some(c) = o.concurrency {
+            if c == 0 {
+                return Err(usage("--concurrency must be at least 1".into()));
+            }
+            limits.concurrency = Some(c);
+        }
+        let tasks: Vec<TaskDef> = t
+            .train
+            .iter()
+            .chain(&t.heldout)
+            .map(|id| {
+                suite
+                    .tasks
+                    .iter()
+                    .find(|d| d.id == *id)
+                    .cloned()
+                    .expect("the suite resolved its [train] ids")
+            })
+            .collect();
+        let out = o.out.clone().unwrap_or_else(|| {
+            PathBuf::from("runs").join(format!("train-{}-{}", suite.name, &suite.sha256[..8]))
+        });
+        Ok(TrainSettings {
+            suite: SuiteRef {
+                name: suite.name.clone(),
+                path: suite.path.clone(),
+                sha256: suite.sha256.clone(),
+            },
+            tasks,
+            executor,
+            train: t,
+            proposer_settings: suite.proposer.clone(),
+            limits,
+            cache: o.cache.clone().unwrap_or(CacheChoice::Default),
+            unsafe_no_isolation: o.unsafe_no_isolation,
+            out,
+        })
+    }
+
+    /// The equivalent evaluator settings (for the executor, limits and sandbox).
+    pub fn eval_settings(&self) -> EvalSettings {
+        EvalSettings {
+            suite: self.suite.clone(),
+            tasks: self.tasks.clone(),
+            executor: self.executor.clone(),
+            proposers: vec!["identity".into()],
+            proposer_settings: self.proposer_settings.clone(),
+            rounds: self.train.rounds,
+            candidates: self.train.group as u32,
+            samples: 1,
+            select: Selection::Best,
+            seed: self.train.seed,
+            limit: None,
+            limits: self.limits.clone(),
+            cache: self.cache.clone(),
+            unsafe_no_isolation: self.unsafe_no_isolation,
+            grade_timeout_s: 6.0,
+            grade_cpu_clock: false,
+            out: self.out.clone(),
+        }
+    }
+
+    /// What must agree for `--resume` to continue a run: everything but the number of
+    /// steps, the output directory, the cache location, concurrency and the isolation
+    /// switch (none of which changes a result).
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let mut s = self.clone();
+        s.train.steps = 0;
+        s.out = PathBuf::new();
+        s.cache = CacheChoice::Off;
+        s.limits.concurrency = None;
+        s.unsafe_no_isolation = false;
+        serde_json::to_value(&s).unwrap_or_default()
+    }
+
+    pub fn train_task_count(&self) -> usize {
+        self.train.train.len()
+    }
+}
