@@ -47,6 +47,12 @@ enum Command {
     /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
     /// hierarchical confidence intervals (a suite file names tasks and defaults).
     Eval(cli::eval::EvalArgs),
+    /// Re-render a run directory's report (tables with intervals, SVG plots, the
+    /// candidate harnesses and their diffs) from its files alone.
+    Report(cli::report::ReportArgs),
+    /// Paired comparison of two runs on identical instances and harness samples; a
+    /// regression gate for CI (`--fail-if-worse DELTA`).
+    Compare(cli::report::CompareArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => cli::serve::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Eval(a) => cli::eval::run(a),
+        Command::Report(a) => cli::report::run(a),
+        Command::Compare(a) => cli::report::compare(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]
