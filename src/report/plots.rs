@@ -191,6 +191,8 @@ fn families(e: &EvalReport) -> Result<Plot, ReportError> {
         [l1, h1, l2, h2]
     });
     let (y0, y1) = score_range(ys);
+    // Room above the bars for the legend.
+    let y1 = y1 + 0.2 * (y1 - y0);
     render("families", "Seed vs final test score per family", |buf| {
         let root = SVGBackend::with_string(buf, (width, 420)).into_drawing_area();
         root.fill(&WHITE)?;
@@ -218,14 +220,18 @@ fn families(e: &EvalReport) -> Result<Plot, ReportError> {
                     c.mix(0.85).filled(),
                 )))?;
                 if let Some(ci) = est.ci {
-                    chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                        (x0 + x1) / 2.0,
-                        ci.lo,
-                        est.mean,
-                        ci.hi,
-                        BLACK.stroke_width(1),
-                        8,
-                    )))?;
+                    // Whiskers: the interval, with caps.
+                    let xc = (x0 + x1) / 2.0;
+                    let w = 0.06;
+                    chart.draw_series(
+                        [
+                            vec![(xc, ci.lo), (xc, ci.hi)],
+                            vec![(xc - w, ci.lo), (xc + w, ci.lo)],
+                            vec![(xc - w, ci.hi), (xc + w, ci.hi)],
+                        ]
+                        .into_iter()
+                        .map(|p| PathElement::new(p, BLACK.stroke_width(1))),
+                    )?;
                 }
             }
         }
