@@ -79,6 +79,9 @@ pub fn run(a: ReportArgs) -> Result<()> {
     match &a.out {
         Some(path) => {
             let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            if let Some(d) = dir {
+                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            }
             for (name, content) in &out.assets {
                 let p = dir.map_or_else(|| PathBuf::from(name), |d| d.join(name));
                 write_file(&p, content)?;

@@ -23,7 +23,11 @@
 //! **Gate** (`--fail-if-worse DELTA`): B is worse than A by more than DELTA with
 //! confidence when the upper bound of the two-sided `--confidence` interval of the
 //! overall `B − A` lies below `−DELTA` (at 0.95 this is a one-sided 97.5 % statement).
-//! A wide interval never fails the gate: too little data is not a regression.
+//! A wide interval never fails the gate: too little data is not a regression. With very
+//! few harness samples the percentile bootstrap can be optimistic (with M = 2 and the
+//! same difference in both samples its interval has zero width); the comparison then
+//! adds a note when the interval excludes 0 but the harness-sample sign-flip test does
+//! not reject.
 
 use std::path::Path;
 
@@ -115,6 +119,8 @@ pub struct Comparison {
     /// count points at a non-deterministic executor, e.g. a different thread count).
     pub seed_round_mismatches: usize,
     pub gate: Option<Gate>,
+    /// Caveats about the evidence (e.g. too few harness samples for the interval).
+    pub notes: Vec<String>,
 }
 
 fn not_comparable(field: impl Into<String>, detail: impl Into<String>) -> ReportError {
@@ -412,6 +418,18 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
             ),
         }
     });
+    let mut notes = Vec::new();
+    if let (Some(ci), Some(t)) = (diff.ci, &p_samples)
+        && (ci.lo > 0.0 || ci.hi < 0.0)
+        && t.p_value > 1.0 - level
+    {
+        notes.push(format!(
+            "the bootstrap interval excludes 0 but the harness-sample sign-flip test does not reject at this level (p = {:.4}, {} trajectory pair(s) with a difference): with M = {} harness samples per task the percentile bootstrap is optimistic; more samples make the verdict trustworthy",
+            t.p_value,
+            t.units,
+            a.config.settings.samples
+        ));
+    }
     let side = |dir: &Path, e: &EvalData| Side {
         dir: dir.display().to_string(),
         proposer: e.config.proposer.label.clone(),
@@ -434,6 +452,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
         seed_round_mismatches,
         tasks,
         gate,
+        notes,
     })
 }
 
@@ -495,6 +514,9 @@ pub fn render_text(c: &Comparison) -> String {
             "\nWarning: the seed harness (round 0) scored differently on {} test instance(s) between the runs, although executor and seed harness are the same: the executor is not deterministic here (e.g. another thread count), which adds noise to B - A.\n",
             c.seed_round_mismatches
         ));
+    }
+    for n in &c.notes {
+        out.push_str(&format!("\nNote: {n}.\n"));
     }
     if let Some(g) = &c.gate {
         out.push_str(&format!(

@@ -365,7 +365,10 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .x_label_area_size(30)
             .y_label_area_size(52)
             .build_cartesian_2d(s0..s1, r0..r1)?;
-        top.configure_mesh().y_desc("score").draw()?;
+        top.configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_desc("score")
+            .draw()?;
         let mut band: Vec<(f64, f64)> = steps
             .iter()
             .map(|s| (s.step as f64, s.reward_mean + s.reward_std))
@@ -399,7 +402,10 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .x_label_area_size(30)
             .y_label_area_size(52)
             .build_cartesian_2d(s0..s1, 0.0..1.05)?;
-        mid.configure_mesh().y_desc("rate").draw()?;
+        mid.configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_desc("rate")
+            .draw()?;
         type Getter = fn(&super::train_log::TrainStep) -> Option<f64>;
         let series: [(&str, Getter); 4] = [
             ("invalid rate", |s| Some(s.invalid_rate)),
@@ -429,7 +435,12 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .x_label_area_size(36)
             .y_label_area_size(52)
             .build_cartesian_2d(s0..s1, 0.0..emax)?;
-        bottom.configure_mesh().x_desc("step").y_desc("entropy").draw()?;
+        bottom
+            .configure_mesh()
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_desc("step")
+            .y_desc("entropy")
+            .draw()?;
         bottom.draw_series(LineSeries::new(
             steps.iter().map(|s| (s.step as f64, s.entropy)),
             colour(5).stroke_width(2),
