@@ -987,14 +987,25 @@ mod tests {
         assert!(hierarchical_select_estimate(&[1.0, 2.0], &[vec![1.0]], 0.95, 1).is_none());
     }
 
+    /// Strata of groups of units.
+    type Strata = Vec<Vec<Vec<f64>>>;
+
     /// Two tasks (strata), harness samples (groups) of unequal sizes, sides a and b.
-    fn paired_case() -> (Vec<Vec<Vec<f64>>>, Vec<Vec<Vec<f64>>>) {
+    fn paired_case() -> (Strata, Strata) {
         let a = vec![
-            vec![vec![0.0, 1.0, 0.0], vec![1.0, 1.0, 0.0], vec![0.0, 0.0, 0.0]],
+            vec![
+                vec![0.0, 1.0, 0.0],
+                vec![1.0, 1.0, 0.0],
+                vec![0.0, 0.0, 0.0],
+            ],
             vec![vec![1.0, 0.0], vec![0.0, 0.5]],
         ];
         let b = vec![
-            vec![vec![1.0, 1.0, 0.0], vec![1.0, 1.0, 1.0], vec![0.0, 1.0, 0.0]],
+            vec![
+                vec![1.0, 1.0, 0.0],
+                vec![1.0, 1.0, 1.0],
+                vec![0.0, 1.0, 0.0],
+            ],
             vec![vec![1.0, 0.0], vec![0.0, 0.0]],
         ];
         (a, b)
@@ -1093,7 +1104,10 @@ mod tests {
             .collect();
         let t = stratified_sign_flip_test(&d, FlipUnit::Units, 20, 0, 0).unwrap();
         assert_eq!(t.units, 4);
-        assert!(close(t.p_value, hits as f64 / 8192.0, 1e-15), "{t:?} {hits}");
+        assert!(
+            close(t.p_value, hits as f64 / 8192.0, 1e-15),
+            "{t:?} {hits}"
+        );
         // No difference at all: the statistic is 0 and every pattern is as extreme.
         let zero = vec![vec![vec![0.0, 0.0]]];
         let z = stratified_sign_flip_test(&zero, FlipUnit::Units, 20, 0, 0).unwrap();

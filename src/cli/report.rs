@@ -67,7 +67,12 @@ pub fn run(a: ReportArgs) -> Result<()> {
         FormatArg::Html => Format::Html,
         FormatArg::Json => Format::Json,
     };
-    let r = report::report(&a.run_dir, &ReportOptions { split: a.split.clone() })?;
+    let r = report::report(
+        &a.run_dir,
+        &ReportOptions {
+            split: a.split.clone(),
+        },
+    )?;
     let asset_prefix = a.out.as_ref().map(|p| {
         let stem = p
             .file_stem()

@@ -213,18 +213,30 @@ pub fn check_comparable(a: &EvalConfig, b: &EvalConfig) -> Result<(), ReportErro
             return Err(not_comparable(name, ab(&x, &y)));
         }
     }
-    let ids = |c: &EvalConfig| -> Vec<String> { c.tasks.iter().map(|t| t.def.id.clone()).collect() };
+    let ids =
+        |c: &EvalConfig| -> Vec<String> { c.tasks.iter().map(|t| t.def.id.clone()).collect() };
     let (ia, ib) = (ids(a), ids(b));
     if ia != ib {
         let only_a: Vec<&String> = ia.iter().filter(|x| !ib.contains(x)).collect();
         let only_b: Vec<&String> = ib.iter().filter(|x| !ia.contains(x)).collect();
         let detail = if only_a.is_empty() && only_b.is_empty() {
-            format!("same tasks in another order: {}", ab(&ia.join(", "), &ib.join(", ")))
+            format!(
+                "same tasks in another order: {}",
+                ab(&ia.join(", "), &ib.join(", "))
+            )
         } else {
             format!(
                 "only in A: [{}]; only in B: [{}]",
-                only_a.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-                only_b.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                only_a
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                only_b
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         };
         return Err(not_comparable("tasks", detail));
@@ -264,7 +276,8 @@ pub fn check_comparable(a: &EvalConfig, b: &EvalConfig) -> Result<(), ReportErro
 }
 
 /// Every (task, sample) → round → record (the first record of a round wins).
-type Index<'a> = std::collections::BTreeMap<(&'a str, u32), std::collections::BTreeMap<u32, &'a RoundRecord>>;
+type Index<'a> =
+    std::collections::BTreeMap<(&'a str, u32), std::collections::BTreeMap<u32, &'a RoundRecord>>;
 
 fn index(rounds: &[RoundRecord]) -> Index<'_> {
     let mut m: Index = Default::default();
@@ -279,7 +292,12 @@ fn index(rounds: &[RoundRecord]) -> Index<'_> {
 
 /// Test scores `[task][sample][instance]` after round `round`; every trajectory must
 /// be complete.
-fn scores(side: &str, dir: &Path, e: &EvalData, round: u32) -> Result<Vec<Vec<Vec<f64>>>, ReportError> {
+fn scores(
+    side: &str,
+    dir: &Path,
+    e: &EvalData,
+    round: u32,
+) -> Result<Vec<Vec<Vec<f64>>>, ReportError> {
     let idx = index(&e.rounds);
     let k = e.config.settings.rounds;
     let mut out = Vec::new();
@@ -323,7 +341,10 @@ fn derived_seed(seed: u64, what: &str) -> u64 {
 
 fn load_eval(dir: &Path, side: &str) -> Result<EvalData, ReportError> {
     if !dir.is_dir() {
-        return Err(ReportError::Input(format!("{side}: {}: not a directory", dir.display())));
+        return Err(ReportError::Input(format!(
+            "{side}: {}: not a directory",
+            dir.display()
+        )));
     }
     run_data::read_eval(dir)?.ok_or_else(|| {
         ReportError::Input(format!(
@@ -369,7 +390,10 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
     let mut diffs: Vec<Vec<Vec<f64>>> = Vec::new();
     for (i, t) in a.config.tasks.iter().enumerate() {
         let d = stats::paired_differences(&fa[i], &fb[i]).ok_or_else(|| {
-            ReportError::Input(format!("task {}: the runs' test scores have different shapes", t.def.id))
+            ReportError::Input(format!(
+                "task {}: the runs' test scores have different shapes",
+                t.def.id
+            ))
         })?;
         let id = &t.def.id;
         tasks.push(TaskDiff {
@@ -388,11 +412,21 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
         diffs.push(d);
     }
     let strata_mean = |x: &[Vec<Vec<f64>>]| {
-        let v: Vec<f64> = x.iter().filter_map(|g| stats::hierarchical_mean(g)).collect();
-        if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 }
+        let v: Vec<f64> = x
+            .iter()
+            .filter_map(|g| stats::hierarchical_mean(g))
+            .collect();
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
     };
-    let diff = stats::paired_stratified_estimate(&fa, &fb, level, derived_seed(o.seed, "*overall*"))
-        .ok_or_else(|| ReportError::Input("the runs' test scores have different shapes".into()))?;
+    let diff =
+        stats::paired_stratified_estimate(&fa, &fb, level, derived_seed(o.seed, "*overall*"))
+            .ok_or_else(|| {
+                ReportError::Input("the runs' test scores have different shapes".into())
+            })?;
     let p_samples = stats::stratified_sign_flip_test(
         &diffs,
         FlipUnit::Groups,

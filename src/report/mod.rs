@@ -24,8 +24,8 @@ pub mod export;
 pub mod model;
 pub mod plots;
 pub mod run_data;
-pub mod trajectories;
 pub mod train_log;
+pub mod trajectories;
 
 use std::path::Path;
 

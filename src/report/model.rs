@@ -26,10 +26,10 @@ use serde::Serialize;
 use super::ReportError;
 use super::plots::{self, Plot};
 use super::run_data::{EvalData, HarnessText, RunData};
-use super::trajectories::{self, Trajectory};
 use super::train_log::TrainStep;
-use crate::eval::summary::{self, Metrics, RunStats, Summary};
+use super::trajectories::{self, Trajectory};
 use crate::eval::suite::TaskSource;
+use crate::eval::summary::{self, Metrics, RunStats, Summary};
 
 /// Version of the report model (the JSON export's `schema`).
 pub const REPORT_SCHEMA: u32 = 1;
@@ -268,7 +268,11 @@ fn harness_points(e: &EvalData) -> Vec<HarnessPoint> {
     points
 }
 
-fn eval_report(data: &RunData, e: &EvalData, options: &ReportOptions) -> Result<EvalReport, ReportError> {
+fn eval_report(
+    data: &RunData,
+    e: &EvalData,
+    options: &ReportOptions,
+) -> Result<EvalReport, ReportError> {
     let c = &e.config;
     let mut s = summary::compute(c, &e.rounds, &e.candidates);
     if let Some(rs) = &e.run_stats {

@@ -55,7 +55,11 @@ const FINAL_COLOUR: RGBColor = RGBColor(0, 114, 178);
 /// Series with more members than this get no per-member legend entry.
 const MAX_LEGEND: usize = 10;
 
-fn render(name: &str, title: &str, draw: impl FnOnce(&mut String) -> DrawResult) -> Result<Plot, ReportError> {
+fn render(
+    name: &str,
+    title: &str,
+    draw: impl FnOnce(&mut String) -> DrawResult,
+) -> Result<Plot, ReportError> {
     let mut svg = String::new();
     draw(&mut svg).map_err(|e| ReportError::Plot {
         name: name.to_string(),
@@ -104,7 +108,11 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
             let (lo, hi) = bounds(x);
             [lo, hi]
         })
-        .chain(tasks.iter().flat_map(|t| t.metrics.curve.iter().map(|x| x.mean)));
+        .chain(
+            tasks
+                .iter()
+                .flat_map(|t| t.metrics.curve.iter().map(|x| x.mean)),
+        );
     let (y0, y1) = score_range(ys);
     render("horizon", "Test score after each round", |buf| {
         let root = SVGBackend::with_string(buf, (720, 440)).into_drawing_area();
@@ -137,7 +145,10 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
         if !pts.is_empty() {
             let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
             band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
-            chart.draw_series(std::iter::once(Polygon::new(band, FINAL_COLOUR.mix(0.18).filled())))?;
+            chart.draw_series(std::iter::once(Polygon::new(
+                band,
+                FINAL_COLOUR.mix(0.18).filled(),
+            )))?;
         }
         let show_tasks = tasks.len() > 1;
         if show_tasks {
@@ -162,9 +173,18 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
         chart
             .draw_series(LineSeries::new(line.clone(), FINAL_COLOUR.stroke_width(3)))?
-            .label(if show_tasks { "overall (band: interval)" } else { "test score (band: interval)" })
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], FINAL_COLOUR.stroke_width(3)));
-        chart.draw_series(line.iter().map(|&p| Circle::new(p, 4, FINAL_COLOUR.filled())))?;
+            .label(if show_tasks {
+                "overall (band: interval)"
+            } else {
+                "test score (band: interval)"
+            })
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], FINAL_COLOUR.stroke_width(3))
+            });
+        chart.draw_series(
+            line.iter()
+                .map(|&p| Circle::new(p, 4, FINAL_COLOUR.filled())),
+        )?;
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
@@ -211,7 +231,10 @@ fn families(e: &EvalReport) -> Result<Plot, ReportError> {
             .draw()?;
         for (i, (_, seed, fin)) in rows.iter().enumerate() {
             let x = i as f64;
-            for (est, x0, x1, c) in [(seed, x + 0.12, x + 0.48, SEED_COLOUR), (fin, x + 0.52, x + 0.88, FINAL_COLOUR)] {
+            for (est, x0, x1, c) in [
+                (seed, x + 0.12, x + 0.48, SEED_COLOUR),
+                (fin, x + 0.52, x + 0.88, FINAL_COLOUR),
+            ] {
                 if est.n == 0 {
                     continue;
                 }
@@ -279,58 +302,66 @@ fn pareto(e: &EvalReport) -> Result<Plot, ReportError> {
         .fold(0.0f64, f64::max);
     let xmax = if xmax > 0.0 { xmax * 1.08 } else { 1.0 };
     let (y0, y1) = score_range(e.harnesses.iter().map(|p| p.test));
-    render("pareto", "Test score vs executor tokens per harness", |buf| {
-        let root = SVGBackend::with_string(buf, (720, 460)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Test score vs executor tokens per harness", (FONT, 18))
-            .margin(14)
-            .x_label_area_size(40)
-            .y_label_area_size(52)
-            .build_cartesian_2d(0.0..xmax, y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc("executor tokens per test instance")
-            .y_desc("test score")
-            .draw()?;
-        for (i, task) in tasks.iter().enumerate() {
-            let c = colour(i);
-            let mut front: Vec<(f64, f64)> = e
-                .harnesses
-                .iter()
-                .filter(|p| p.task == *task && p.pareto)
-                .map(|p| (p.tokens_per_instance, p.test))
-                .collect();
-            front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-            front.dedup();
-            let s = chart.draw_series(LineSeries::new(front, c.stroke_width(1)))?;
-            if tasks.len() <= MAX_LEGEND {
-                s.label(task.to_string())
-                    .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
-            }
-            for p in e.harnesses.iter().filter(|p| p.task == *task) {
-                let at = (p.tokens_per_instance, p.test);
-                if p.seed {
-                    chart.draw_series(std::iter::once(TriangleMarker::new(at, 7, c.filled())))?;
-                } else {
-                    chart.draw_series(std::iter::once(Circle::new(at, 4, c.filled())))?;
+    render(
+        "pareto",
+        "Test score vs executor tokens per harness",
+        |buf| {
+            let root = SVGBackend::with_string(buf, (720, 460)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption("Test score vs executor tokens per harness", (FONT, 18))
+                .margin(14)
+                .x_label_area_size(40)
+                .y_label_area_size(52)
+                .build_cartesian_2d(0.0..xmax, y0..y1)?;
+            chart
+                .configure_mesh()
+                .x_desc("executor tokens per test instance")
+                .y_desc("test score")
+                .draw()?;
+            for (i, task) in tasks.iter().enumerate() {
+                let c = colour(i);
+                let mut front: Vec<(f64, f64)> = e
+                    .harnesses
+                    .iter()
+                    .filter(|p| p.task == *task && p.pareto)
+                    .map(|p| (p.tokens_per_instance, p.test))
+                    .collect();
+                front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+                front.dedup();
+                let s = chart.draw_series(LineSeries::new(front, c.stroke_width(1)))?;
+                if tasks.len() <= MAX_LEGEND {
+                    s.label(task.to_string())
+                        .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+                }
+                for p in e.harnesses.iter().filter(|p| p.task == *task) {
+                    let at = (p.tokens_per_instance, p.test);
+                    if p.seed {
+                        chart.draw_series(std::iter::once(TriangleMarker::new(
+                            at,
+                            7,
+                            c.filled(),
+                        )))?;
+                    } else {
+                        chart.draw_series(std::iter::once(Circle::new(at, 4, c.filled())))?;
+                    }
                 }
             }
-        }
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("▲ seed harness, ● revision; line: Pareto front")
-            .legend(|(x, y)| TriangleMarker::new((x + 8, y), 6, BLACK.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 12))
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })
+            chart
+                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+                .label("▲ seed harness, ● revision; line: Pareto front")
+                .legend(|(x, y)| TriangleMarker::new((x + 8, y), 6, BLACK.filled()));
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.4))
+                .label_font((FONT, 12))
+                .draw()?;
+            root.present()?;
+            Ok(())
+        },
+    )
 }
 
 fn rate(hits: u64, misses: u64) -> Option<f64> {
@@ -373,8 +404,16 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .iter()
             .map(|s| (s.step as f64, s.reward_mean + s.reward_std))
             .collect();
-        band.extend(steps.iter().rev().map(|s| (s.step as f64, s.reward_mean - s.reward_std)));
-        top.draw_series(std::iter::once(Polygon::new(band, colour(0).mix(0.18).filled())))?;
+        band.extend(
+            steps
+                .iter()
+                .rev()
+                .map(|s| (s.step as f64, s.reward_mean - s.reward_std)),
+        );
+        top.draw_series(std::iter::once(Polygon::new(
+            band,
+            colour(0).mix(0.18).filled(),
+        )))?;
         top.draw_series(LineSeries::new(
             steps.iter().map(|s| (s.step as f64, s.reward_mean)),
             colour(0).stroke_width(2),
@@ -387,7 +426,9 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .collect();
         top.draw_series(LineSeries::new(held.clone(), colour(1).stroke_width(2)))?
             .label("held-out score")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour(1).stroke_width(2)));
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour(1).stroke_width(2))
+            });
         top.draw_series(held.iter().map(|&p| Circle::new(p, 3, colour(1).filled())))?;
         top.configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
@@ -416,7 +457,9 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
         for (i, (label, get)) in series.iter().enumerate() {
             let c = colour(i + 2);
             mid.draw_series(LineSeries::new(
-                steps.iter().filter_map(|s| get(s).map(|v| (s.step as f64, v))),
+                steps
+                    .iter()
+                    .filter_map(|s| get(s).map(|v| (s.step as f64, v))),
                 c.stroke_width(2),
             ))?
             .label(*label)

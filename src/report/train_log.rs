@@ -99,7 +99,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join(TRAIN_LOG);
         assert_eq!(read(&p).unwrap(), None);
-        std::fs::write(&p, format!("{}{}{{\"step\":3,", line(1, "null"), line(2, "0.4"))).unwrap();
+        std::fs::write(
+            &p,
+            format!("{}{}{{\"step\":3,", line(1, "null"), line(2, "0.4")),
+        )
+        .unwrap();
         let steps = read(&p).unwrap().unwrap();
         assert_eq!(steps.len(), 2);
         assert_eq!(steps[0].heldout_score, None);
@@ -111,6 +115,9 @@ mod tests {
         )
         .unwrap();
         let e = read(&p).unwrap_err().to_string();
-        assert!(e.contains("train.jsonl:2") && e.contains("reward_mean"), "{e}");
+        assert!(
+            e.contains("train.jsonl:2") && e.contains("reward_mean"),
+            "{e}"
+        );
     }
 }

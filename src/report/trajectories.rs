@@ -64,7 +64,11 @@ fn form_name(c: &CandidateRecord) -> Option<String> {
 }
 
 /// The diff from `parent` to `child` (by hash), when both files are present.
-pub fn diff(harnesses: &BTreeMap<String, HarnessText>, parent: &str, child: &str) -> Option<String> {
+pub fn diff(
+    harnesses: &BTreeMap<String, HarnessText>,
+    parent: &str,
+    child: &str,
+) -> Option<String> {
     let a = harnesses.get(parent)?;
     let b = harnesses.get(child)?;
     let mut out = String::new();
@@ -109,8 +113,7 @@ pub fn build(e: &EvalData, harnesses: &BTreeMap<String, HarnessText>) -> Vec<Tra
             .entry(r.round)
             .or_insert(r);
     }
-    let mut cands: BTreeMap<(&str, u32, u32), BTreeMap<usize, &CandidateRecord>> =
-        BTreeMap::new();
+    let mut cands: BTreeMap<(&str, u32, u32), BTreeMap<usize, &CandidateRecord>> = BTreeMap::new();
     for c in &e.candidates {
         cands
             .entry((c.task.as_str(), c.sample, c.round))
@@ -150,7 +153,10 @@ pub fn build(e: &EvalData, harnesses: &BTreeMap<String, HarnessText>) -> Vec<Tra
                                     reason: c.reason.clone(),
                                     raw: c.raw.clone(),
                                     tokens: c.tokens,
-                                    diff: c.hash.as_ref().and_then(|h| diff(harnesses, &c.parent, h)),
+                                    diff: c
+                                        .hash
+                                        .as_ref()
+                                        .and_then(|h| diff(harnesses, &c.parent, h)),
                                 })
                                 .collect()
                         })

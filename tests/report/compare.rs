@@ -7,12 +7,7 @@ use std::path::Path;
 use super::util::*;
 
 fn compare(home: &Path, a: &Path, b: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
-    hrl(home)
-        .arg("compare")
-        .arg(a)
-        .arg(b)
-        .args(extra)
-        .assert()
+    hrl(home).arg("compare").arg(a).arg(b).args(extra).assert()
 }
 
 /// A copy of `scores` whose final round loses `drop` of the solved instances of every
@@ -74,12 +69,16 @@ fn a_planted_regression_is_caught() {
     assert!(expected < -0.15, "the planted drop is large: {expected}");
     let out = compare(home.path(), &a, &b, &["--fail-if-worse", "0.05", "--json"]).code(1);
     let c = json_of(&out.get_output().stdout);
-    assert!((c["diff"]["mean"].as_f64().unwrap() - expected).abs() < 1e-12, "{c}");
+    assert!(
+        (c["diff"]["mean"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{c}"
+    );
     assert!(c["diff"]["ci"]["hi"].as_f64().unwrap() < -0.05, "{c}");
     assert_eq!(c["gate"]["failed"], true);
     assert!(c["p_samples"]["p_value"].as_f64().unwrap() < 0.01, "{c}");
     assert!(
-        String::from_utf8_lossy(&out.get_output().stderr).contains("worse than A by more than 0.05")
+        String::from_utf8_lossy(&out.get_output().stderr)
+            .contains("worse than A by more than 0.05")
     );
     // Per task, the difference is the task's own mean difference.
     for (i, t) in c["tasks"].as_array().unwrap().iter().enumerate() {

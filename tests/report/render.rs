@@ -24,12 +24,18 @@ fn a_real_run_renders_with_no_model_installed() {
     let text = std::fs::read_to_string(&md).unwrap();
     for plot in ["horizon", "families", "pareto"] {
         let svg = std::fs::read_to_string(out.path().join(format!("r-{plot}.svg"))).unwrap();
-        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{plot}");
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{plot}"
+        );
         assert!(text.contains(&format!("](r-{plot}.svg)")), "{text}");
     }
     // The accepted oracle revision of spell_backward and its diff.
     assert!(text.contains("## Accepted revisions"), "{text}");
-    assert!(text.contains("spell_backward/L1 sample 0 round 1"), "{text}");
+    assert!(
+        text.contains("spell_backward/L1 sample 0 round 1"),
+        "{text}"
+    );
     // The summary the report computes equals the one `hrl eval` wrote.
     let json_path = out.path().join("r.json");
     render(home.path(), &run, "json", &json_path);
@@ -86,8 +92,14 @@ fn tables_agree_with_an_independent_computation() {
     let e = &r["eval"];
     let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-12;
     let k = shape.rounds as usize;
-    assert!(close(&e["summary"]["overall"]["seed_test"]["mean"], overall_mean(&scores, 0)));
-    assert!(close(&e["summary"]["overall"]["final_test"]["mean"], overall_mean(&scores, k)));
+    assert!(close(
+        &e["summary"]["overall"]["seed_test"]["mean"],
+        overall_mean(&scores, 0)
+    ));
+    assert!(close(
+        &e["summary"]["overall"]["final_test"]["mean"],
+        overall_mean(&scores, k)
+    ));
     for round in 0..=k {
         assert!(close(
             &e["summary"]["overall"]["curve"][round]["mean"],
@@ -102,7 +114,10 @@ fn tables_agree_with_an_independent_computation() {
         .find(|f| f["name"] == "gcd")
         .unwrap();
     let two: Vec<Vec<Vec<Vec<f64>>>> = scores[..2].to_vec();
-    assert!(close(&gcd["metrics"]["final_test"]["mean"], overall_mean(&two, k)));
+    assert!(close(
+        &gcd["metrics"]["final_test"]["mean"],
+        overall_mean(&two, k)
+    ));
     assert_eq!(gcd["tasks"].as_array().unwrap().len(), 2);
     // Intervals bracket the estimates.
     let ft = &e["summary"]["overall"]["final_test"];
@@ -114,7 +129,11 @@ fn tables_agree_with_an_independent_computation() {
     assert!(lo < m && m < hi, "{ft}");
     // Pareto view: one point per (task, harness) tested.
     let points = e["harnesses"].as_array().unwrap();
-    assert!(points.iter().any(|p| p["seed"] == true && p["task"] == "gcd/L1"));
+    assert!(
+        points
+            .iter()
+            .any(|p| p["seed"] == true && p["task"] == "gcd/L1")
+    );
     assert!(points.iter().any(|p| p["pareto"] == true));
 }
 
@@ -125,16 +144,32 @@ fn split_roles_group_tasks() {
     let shape = Shape::default();
     synth_run(d.path(), &shape, &random_scores(&shape, 3, 0.3, 0.2));
     let out = hrl(home.path())
-        .args(["report", d.path().to_str().unwrap(), "--split", "paper-like"])
+        .args([
+            "report",
+            d.path().to_str().unwrap(),
+            "--split",
+            "paper-like",
+        ])
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     // gcd is held out, spell_backward a warm-start family in the paper-like split.
-    assert!(text.contains("## Per split role (split paper-like)"), "{text}");
-    assert!(text.contains("| held_out |") && text.contains("| warm_start |"), "{text}");
+    assert!(
+        text.contains("## Per split role (split paper-like)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| held_out |") && text.contains("| warm_start |"),
+        "{text}"
+    );
     // An unknown split is a usage error.
     hrl(home.path())
-        .args(["report", d.path().to_str().unwrap(), "--split", "no-such-split"])
+        .args([
+            "report",
+            d.path().to_str().unwrap(),
+            "--split",
+            "no-such-split",
+        ])
         .assert()
         .code(2);
 }
@@ -156,7 +191,11 @@ fn output_is_deterministic() {
         std::fs::create_dir_all(b.parent().unwrap()).unwrap();
         render(home.path(), &run, format, &a);
         render(home.path(), &other, format, &b);
-        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{format}");
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{format}"
+        );
     }
     for plot in ["horizon", "families", "pareto", "training"] {
         let a = std::fs::read(d.path().join(format!("a-{plot}.svg"))).unwrap();
@@ -195,7 +234,10 @@ fn a_training_log_is_plotted_and_a_training_only_directory_renders() {
     render(home.path(), d.path(), "html", &out);
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("id=\"plot-training\""));
-    assert!(html.contains("60 steps (last step 59)"), "best held-out at step 55");
+    assert!(
+        html.contains("60 steps (last step 59)"),
+        "best held-out at step 55"
+    );
     assert!(html.contains("0.750 at step 55"));
     // 40 of 60 steps in the table.
     assert!(html.contains("40 evenly spaced steps of 60"));

@@ -129,7 +129,10 @@ pub fn random_scores(shape: &Shape, seed: u64, p_seed: f64, p_improve: f64) -> S
 }
 
 fn fake_hash(task: usize, sample: u32, round: u32) -> String {
-    format!("{:064x}", (task as u128 + 1) * 1_000_000 + u128::from(sample) * 1000 + u128::from(round))
+    format!(
+        "{:064x}",
+        (task as u128 + 1) * 1_000_000 + u128::from(sample) * 1000 + u128::from(round)
+    )
 }
 
 /// Write a synthetic run directory at `dir` with the given scores: config from the

@@ -121,7 +121,9 @@ fn eval_head(e: &EvalReport, out: &mut String) {
         escape(&m.proposer_spec),
     ));
     if !m.comparable {
-        out.push_str("<p><strong>Not comparable</strong>: <code>--limit</code> cut the sets short.</p>\n");
+        out.push_str(
+            "<p><strong>Not comparable</strong>: <code>--limit</code> cut the sets short.</p>\n",
+        );
     }
     if !m.complete {
         out.push_str("<p><strong>Incomplete</strong>: some trajectories did not finish; only finished ones count.</p>\n");
@@ -133,7 +135,10 @@ fn eval_head(e: &EvalReport, out: &mut String) {
         out.push_str(&html_table(&tables::groups("family", &e.families), false));
     }
     if let Some(s) = &e.split {
-        out.push_str(&format!("<h2>Per split role ({})</h2>\n", escape(&s.source)));
+        out.push_str(&format!(
+            "<h2>Per split role ({})</h2>\n",
+            escape(&s.source)
+        ));
         out.push_str(&html_table(&tables::groups("role", &s.rows), false));
     }
     out.push_str("<h2>Test score after each round (horizon)</h2>\n");
@@ -282,7 +287,8 @@ impl Exporter for HtmlExporter {
                     "<details id=\"h-{}\"><summary><code>{}</code>{}</summary>\n",
                     escape(h),
                     escape(h),
-                    text.map(|t| format!(" (.{})", escape(&t.extension))).unwrap_or_default()
+                    text.map(|t| format!(" (.{})", escape(&t.extension)))
+                        .unwrap_or_default()
                 ));
                 match text {
                     Some(t) => out.push_str(&format!("<pre>{}</pre>\n", escape(&t.text))),

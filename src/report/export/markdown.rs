@@ -20,7 +20,11 @@ fn cell(s: &str) -> String {
 pub fn table(t: &Table) -> String {
     let mut out = format!(
         "| {} |\n|{}\n",
-        t.header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "),
+        t.header
+            .iter()
+            .map(|h| cell(h))
+            .collect::<Vec<_>>()
+            .join(" | "),
         " --- |".repeat(t.header.len())
     );
     for r in &t.rows {
@@ -69,7 +73,9 @@ fn eval_section(e: &EvalReport, out: &mut String) {
         out.push_str("**Not comparable**: `--limit` cut the sets short.\n\n");
     }
     if !m.complete {
-        out.push_str("**Incomplete**: some trajectories did not finish; only finished ones count.\n\n");
+        out.push_str(
+            "**Incomplete**: some trajectories did not finish; only finished ones count.\n\n",
+        );
     }
     out.push_str("Every figure has a 95 % hierarchical bootstrap interval: harness samples resampled, then test instances within each (tasks are fixed strata of the overall and group rows); n = harness samples x test instances. Best-of-M picks the sample with the best final dev score.\n\n## Per task\n\n");
     out.push_str(&table(&tables::tasks(e)));

@@ -3,9 +3,9 @@
 //! CSS and SVG, no script, no external asset), [`json`] (the report model).
 
 pub mod html;
-pub mod tables;
 pub mod json;
 pub mod markdown;
+pub mod tables;
 
 use super::{Report, ReportError};
 
