@@ -127,6 +127,21 @@ pub fn read_harnesses(dir: &Path) -> Result<BTreeMap<String, HarnessText>, Repor
     Ok(out)
 }
 
+/// The sub-directories of `dir` that are evaluation run directories (an `hrl eval`
+/// output directory of several proposers holds one per proposer), sorted.
+fn run_dirs_inside(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(run_dir::CONFIG).is_file())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Read a run directory (an evaluation's, a trainer's, or both).
 pub fn load(dir: &Path) -> Result<RunData, ReportError> {
     if !dir.is_dir() {
@@ -138,6 +153,14 @@ pub fn load(dir: &Path) -> Result<RunData, ReportError> {
     let eval = read_eval(dir)?;
     let train = train_log::read(&dir.join(train_log::TRAIN_LOG))?;
     if eval.is_none() && train.is_none() {
+        let arms = run_dirs_inside(dir);
+        if !arms.is_empty() {
+            return Err(ReportError::Input(format!(
+                "{}: an output directory of several proposers: report one of its run directories ({})",
+                dir.display(),
+                arms.join(", ")
+            )));
+        }
         return Err(ReportError::Input(format!(
             "{}: not a run directory (no {} and no {})",
             dir.display(),
