@@ -86,6 +86,19 @@ fn a_planted_regression_is_caught() {
         let want = one(&worse) - one(&scores);
         assert!((t["diff"]["mean"].as_f64().unwrap() - want).abs() < 1e-12);
     }
+    // The rule is the upper bound: a threshold between the bounds passes, one just
+    // inside the upper bound fails.
+    let (lo, hi) = (
+        c["diff"]["ci"]["lo"].as_f64().unwrap(),
+        c["diff"]["ci"]["hi"].as_f64().unwrap(),
+    );
+    assert!(lo < hi, "{c}");
+    let mid = format!("{}", -(lo + hi) / 2.0);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &mid]).success();
+    let inside = format!("{}", -hi - 1e-6);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &inside]).code(1);
+    let outside = format!("{}", -hi + 1e-6);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &outside]).success();
     // A threshold beyond the drop passes; so does B better than A (swap the sides).
     compare(home.path(), &a, &b, &["--fail-if-worse", "0.9"]).success();
     compare(home.path(), &b, &a, &["--fail-if-worse", "0"]).success();
