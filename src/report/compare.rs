@@ -20,6 +20,9 @@
 //! (`p_samples`: the harness is a random variable; exact up to 2^20 patterns) and
 //! single instances (`p_instances`: instance noise only, given the harnesses drawn).
 //!
+//! For context it also shows other overall metrics of each run with the run's own
+//! interval (seed score, best-of-M, revision rates, executor-free rate, tokens).
+//!
 //! **Gate** (`--fail-if-worse DELTA`): B is worse than A by more than DELTA with
 //! confidence when the upper bound of the two-sided `--confidence` interval of the
 //! overall `B − A` lies below `−DELTA` (at 0.95 this is a one-sided 97.5 % statement).
@@ -87,6 +90,14 @@ pub struct TaskDiff {
     pub p_samples: Option<SignFlipTest>,
 }
 
+/// An overall metric of each run, each with its own interval (not paired).
+#[derive(Debug, Clone, Serialize)]
+pub struct SideBySide {
+    pub metric: String,
+    pub a: HierEstimate,
+    pub b: HierEstimate,
+}
+
 /// The verdict of `--fail-if-worse`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Gate {
@@ -119,6 +130,8 @@ pub struct Comparison {
     /// count points at a non-deterministic executor, e.g. a different thread count).
     pub seed_round_mismatches: usize,
     pub gate: Option<Gate>,
+    /// Other overall metrics of both runs (seed score, rates, tokens), for context.
+    pub other: Vec<SideBySide>,
     /// Caveats about the evidence (e.g. too few harness samples for the interval).
     pub notes: Vec<String>,
 }
@@ -452,6 +465,40 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
             ),
         }
     });
+    let sa = crate::eval::summary::compute(&a.config, &a.rounds, &a.candidates).overall;
+    let sb = crate::eval::summary::compute(&b.config, &b.rounds, &b.candidates).overall;
+    let other = [
+        ("seed test score", sa.seed_test, sb.seed_test),
+        (
+            "best-of-M (by dev)",
+            sa.best_of_m.unwrap_or(HierEstimate::empty()),
+            sb.best_of_m.unwrap_or(HierEstimate::empty()),
+        ),
+        ("invalid-revision rate", sa.invalid_rate, sb.invalid_rate),
+        ("accepted-revision rate", sa.accepted_rate, sb.accepted_rate),
+        (
+            "executor-free rate",
+            sa.executor_free_rate,
+            sb.executor_free_rate,
+        ),
+        (
+            "executor tokens / sample",
+            sa.executor_tokens,
+            sb.executor_tokens,
+        ),
+        (
+            "proposer tokens / sample",
+            sa.proposer_tokens,
+            sb.proposer_tokens,
+        ),
+    ]
+    .into_iter()
+    .map(|(m, x, y)| SideBySide {
+        metric: m.to_string(),
+        a: x,
+        b: y,
+    })
+    .collect();
     let mut notes = Vec::new();
     if let (Some(ci), Some(t)) = (diff.ci, &p_samples)
         && (ci.lo > 0.0 || ci.hi < 0.0)
@@ -486,6 +533,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
         seed_round_mismatches,
         tasks,
         gate,
+        other,
         notes,
     })
 }
@@ -543,6 +591,15 @@ pub fn render_text(c: &Comparison) -> String {
         p(&c.p_samples),
         p(&c.p_instances),
     ));
+    out.push_str("\nOther overall metrics (each run with its own 95 % interval, not paired):\n\n| metric | A | B |\n| --- | --- | --- |\n");
+    for o in &c.other {
+        let f = if o.metric.contains("tokens") {
+            super::export::tokens
+        } else {
+            super::export::est
+        };
+        out.push_str(&format!("| {} | {} | {} |\n", o.metric, f(&o.a), f(&o.b)));
+    }
     if c.seed_round_mismatches > 0 {
         out.push_str(&format!(
             "\nWarning: the seed harness (round 0) scored differently on {} test instance(s) between the runs, although executor and seed harness are the same: the executor is not deterministic here (e.g. another thread count), which adds noise to B - A.\n",
