@@ -48,6 +48,9 @@ fn identical_runs_pass() {
     assert_eq!(c["gate"]["failed"], false);
     assert_eq!(c["p_samples"]["p_value"], 1.0);
     assert_eq!(c["seed_round_mismatches"], 0);
+    let other = c["other"].as_array().unwrap();
+    assert_eq!(other.len(), 7);
+    assert!(other.iter().all(|o| o["a"] == o["b"]), "{c}");
     // A run against itself, as text.
     let out = compare(home.path(), &a, &a, &[]).success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
