@@ -71,6 +71,7 @@ classified_types!(
     crate::proposer::ProposerError,
     crate::eval::EvalError,
     crate::train::TrainError,
+    crate::report::ReportError,
 );
 
 #[cfg(test)]

@@ -49,6 +49,12 @@ enum Command {
     Eval(cli::eval::EvalArgs),
     /// Train the compact policy (policy:CKPT) with GRPO on a suite's [train] tasks.
     Train(cli::train::TrainArgs),
+    /// Re-render a run directory's report (tables with intervals, SVG plots, the
+    /// candidate harnesses and their diffs) from its files alone.
+    Report(cli::report::ReportArgs),
+    /// Paired comparison of two runs on identical instances and harness samples; a
+    /// regression gate for CI (`--fail-if-worse DELTA`).
+    Compare(cli::report::CompareArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -78,6 +84,8 @@ fn main() -> ExitCode {
         Command::Run(a) => cli::run::run(a),
         Command::Eval(a) => cli::eval::run(a),
         Command::Train(a) => cli::train::run(a),
+        Command::Report(a) => cli::report::run(a),
+        Command::Compare(a) => cli::report::compare(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

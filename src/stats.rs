@@ -23,6 +23,11 @@
 //!   averages the strata, which are fixed, not resampled.
 //! - [`paired_differences`] + the same bootstraps: paired comparisons on identical
 //!   groups and units (`b - a` per unit), so shared instance difficulty cancels.
+//! - [`paired_stratified_estimate`]: the paired difference over several tasks
+//!   (strata fixed, groups then units resampled within each), and
+//!   [`stratified_sign_flip_test`]: the paired permutation test of the same
+//!   statistic, flipping whole harness samples or single instances (exact enumeration
+//!   up to 2^20 patterns, seeded Monte Carlo above).
 //! - [`hierarchical_select_ci`]: the interval of a statistic that picks one group per
 //!   resample (best-of-M selected by another score), resampling groups then units.
 
@@ -507,6 +512,151 @@ pub fn paired_hierarchical_estimate(
     paired_differences(a, b).map(|d| hierarchical_estimate(&d, level, seed))
 }
 
+/// The paired estimate of `mean(b) - mean(a)` over several strata (tasks): the
+/// [`stratified_hierarchical_estimate`] of the unit-by-unit differences of every
+/// stratum (strata fixed; within each, groups then units resampled, both sides
+/// together). `None` when the number of strata or any stratum's shape differs.
+pub fn paired_stratified_estimate(
+    a: &[Vec<Vec<f64>>],
+    b: &[Vec<Vec<f64>>],
+    level: f64,
+    seed: u64,
+) -> Option<HierEstimate> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let d: Vec<Vec<Vec<f64>>> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| paired_differences(x, y))
+        .collect::<Option<_>>()?;
+    Some(stratified_hierarchical_estimate(&d, level, seed))
+}
+
+/// What a sign-flip test exchanges between the two sides of a paired comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlipUnit {
+    /// Whole groups (harness samples): the two sides' trajectories of one sample are
+    /// swapped or not. The harness sample is the exchangeable unit, so the p-value
+    /// accounts for harness-to-harness variation.
+    Groups,
+    /// Single units (instances) within groups: conditional on the harnesses drawn, it
+    /// measures instance noise only (more power, narrower claim).
+    Units,
+}
+
+/// The result of a paired sign-flip (permutation) test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SignFlipTest {
+    pub unit: FlipUnit,
+    /// The observed statistic: the stratified hierarchical mean of `b - a`.
+    pub statistic: f64,
+    /// Two-sided p-value: the share of sign patterns whose |statistic| is at least the
+    /// observed one (exact), or `(1 + hits) / (1 + draws)` (Monte Carlo).
+    pub p_value: f64,
+    /// Exchangeable units with a non-zero difference (zeros cannot change the
+    /// statistic and are left out).
+    pub units: usize,
+    /// Every one of the `2^units` patterns was enumerated.
+    pub exact: bool,
+    /// Patterns evaluated (`2^units` when exact).
+    pub draws: u64,
+}
+
+/// The most non-zero units [`stratified_sign_flip_test`] enumerates exactly
+/// (2^20 patterns); above it, Monte Carlo.
+pub const MAX_EXACT_FLIP_UNITS: usize = 20;
+
+/// The paired sign-flip test of "no difference between the two sides" on stratified
+/// two-stage differences `diffs[stratum][group][unit]` (`b - a`), for the statistic
+/// of [`paired_stratified_estimate`]: the mean over strata of the mean over groups of
+/// the group's mean difference. Under the null hypothesis the two sides of each
+/// exchangeable unit ([`FlipUnit`]) are exchangeable, so each unit's contribution
+/// keeps or flips its sign with probability 1/2. Every pattern is enumerated when at
+/// most `max_exact` units have a non-zero difference, else `resamples` patterns are
+/// drawn (ChaCha8 seeded with `seed`). `None` without data.
+pub fn stratified_sign_flip_test(
+    diffs: &[Vec<Vec<f64>>],
+    unit: FlipUnit,
+    max_exact: usize,
+    resamples: usize,
+    seed: u64,
+) -> Option<SignFlipTest> {
+    let strata: Vec<Vec<&[f64]>> = diffs
+        .iter()
+        .map(|g| nonempty(g))
+        .filter(|g| !g.is_empty())
+        .collect();
+    if strata.is_empty() {
+        return None;
+    }
+    // Each unit's contribution to the statistic: weight × value.
+    let s = strata.len() as f64;
+    let mut terms: Vec<f64> = Vec::new();
+    for groups in &strata {
+        let m = groups.len() as f64;
+        for g in groups {
+            let n = g.len() as f64;
+            match unit {
+                FlipUnit::Groups => terms.push(g.iter().sum::<f64>() / n / m / s),
+                FlipUnit::Units => terms.extend(g.iter().map(|x| x / n / m / s)),
+            }
+        }
+    }
+    let statistic: f64 = terms.iter().sum();
+    let scale: f64 = terms.iter().map(|t| t.abs()).sum();
+    terms.retain(|t| *t != 0.0);
+    let units = terms.len();
+    // Patterns as extreme as the observed one, with a tolerance for rounding (the
+    // identity pattern must count).
+    let bar = statistic.abs() - 1e-12 * scale.max(1e-300);
+    let (hits, draws, exact) = if units <= max_exact.min(30) {
+        let total = 1u64 << units;
+        let mut hits = 0u64;
+        for mask in 0..total {
+            let t: f64 = terms
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+                .sum();
+            if t.abs() >= bar {
+                hits += 1;
+            }
+        }
+        (hits, total, true)
+    } else {
+        if resamples == 0 {
+            return None;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut hits = 0u64;
+        for _ in 0..resamples {
+            let t: f64 = terms
+                .iter()
+                .map(|x| if rng.random::<bool>() { -x } else { *x })
+                .sum();
+            if t.abs() >= bar {
+                hits += 1;
+            }
+        }
+        (hits, resamples as u64, false)
+    };
+    let p_value = if exact {
+        hits as f64 / draws as f64
+    } else {
+        (1 + hits) as f64 / (1 + draws) as f64
+    };
+    Some(SignFlipTest {
+        unit,
+        statistic,
+        p_value,
+        units,
+        exact,
+        draws,
+    })
+}
+
 /// The index with the highest `select` among `idx` (ascending); ties: the first.
 fn best_group(select: &[f64], idx: impl Iterator<Item = usize>) -> usize {
     let mut b: Option<usize> = None;
@@ -835,5 +985,168 @@ mod tests {
         assert!(hierarchical_select_estimate(&[], &[], 0.95, 1).is_none());
         assert!(hierarchical_select_estimate(&[1.0], &[vec![]], 0.95, 1).is_none());
         assert!(hierarchical_select_estimate(&[1.0, 2.0], &[vec![1.0]], 0.95, 1).is_none());
+    }
+
+    /// Strata of groups of units.
+    type Strata = Vec<Vec<Vec<f64>>>;
+
+    /// Two tasks (strata), harness samples (groups) of unequal sizes, sides a and b.
+    fn paired_case() -> (Strata, Strata) {
+        let a = vec![
+            vec![
+                vec![0.0, 1.0, 0.0],
+                vec![1.0, 1.0, 0.0],
+                vec![0.0, 0.0, 0.0],
+            ],
+            vec![vec![1.0, 0.0], vec![0.0, 0.5]],
+        ];
+        let b = vec![
+            vec![
+                vec![1.0, 1.0, 0.0],
+                vec![1.0, 1.0, 1.0],
+                vec![0.0, 1.0, 0.0],
+            ],
+            vec![vec![1.0, 0.0], vec![0.0, 0.0]],
+        ];
+        (a, b)
+    }
+
+    /// The statistic computed the long way: the mean over strata of the hierarchical
+    /// mean of b minus that of a.
+    fn direct_statistic(a: &[Vec<Vec<f64>>], b: &[Vec<Vec<f64>>]) -> f64 {
+        let mut s = 0.0;
+        for (x, y) in a.iter().zip(b) {
+            s += hierarchical_mean(y).unwrap() - hierarchical_mean(x).unwrap();
+        }
+        s / a.len() as f64
+    }
+
+    #[test]
+    fn sign_flip_over_samples_matches_swapping_trajectories() {
+        let (a, b) = paired_case();
+        // Independent computation: enumerate every way of swapping whole (task,
+        // sample) trajectories between the sides and recompute the statistic from the
+        // swapped data sets.
+        let slots: Vec<(usize, usize)> = a
+            .iter()
+            .enumerate()
+            .flat_map(|(t, g)| (0..g.len()).map(move |m| (t, m)))
+            .collect();
+        let observed = direct_statistic(&a, &b);
+        let mut hits = 0;
+        for mask in 0..(1u32 << slots.len()) {
+            let (mut x, mut y) = (a.clone(), b.clone());
+            for (i, &(t, m)) in slots.iter().enumerate() {
+                if mask >> i & 1 == 1 {
+                    std::mem::swap(&mut x[t][m], &mut y[t][m]);
+                }
+            }
+            if direct_statistic(&x, &y).abs() >= observed.abs() - 1e-12 {
+                hits += 1;
+            }
+        }
+        let d: Vec<Vec<Vec<f64>>> = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| paired_differences(x, y).unwrap())
+            .collect();
+        let t = stratified_sign_flip_test(&d, FlipUnit::Groups, 20, 0, 0).unwrap();
+        assert!(close(t.statistic, observed, 1e-12), "{t:?} {observed}");
+        // The task-2 sample 1 difference is -0.25, sample 0 is 0: zero units are left
+        // out, which leaves the p-value unchanged (each doubles hits and patterns).
+        assert_eq!(t.units, 4);
+        assert!(t.exact);
+        assert_eq!(t.draws, 16);
+        assert!(close(t.p_value, hits as f64 / 32.0, 1e-15), "{t:?} {hits}");
+        // The statistic equals the paired stratified estimate.
+        let e = paired_stratified_estimate(&a, &b, 0.95, 3).unwrap();
+        assert!(close(e.mean, observed, 1e-12));
+        // Monte Carlo (forced) agrees with the exact p-value.
+        let mc = stratified_sign_flip_test(&d, FlipUnit::Groups, 0, 40_000, 9).unwrap();
+        assert!(!mc.exact);
+        assert!(close(mc.p_value, t.p_value, 0.01), "{mc:?} {t:?}");
+        assert_eq!(
+            mc,
+            stratified_sign_flip_test(&d, FlipUnit::Groups, 0, 40_000, 9).unwrap()
+        );
+    }
+
+    #[test]
+    fn sign_flip_over_instances_matches_swapping_scores() {
+        let (a, b) = paired_case();
+        let cells: Vec<(usize, usize, usize)> = a
+            .iter()
+            .enumerate()
+            .flat_map(|(t, g)| {
+                g.iter()
+                    .enumerate()
+                    .flat_map(move |(m, u)| (0..u.len()).map(move |i| (t, m, i)))
+            })
+            .collect();
+        assert_eq!(cells.len(), 13);
+        let observed = direct_statistic(&a, &b);
+        let mut hits = 0u32;
+        for mask in 0..(1u32 << cells.len()) {
+            let (mut x, mut y) = (a.clone(), b.clone());
+            for (k, &(t, m, i)) in cells.iter().enumerate() {
+                if mask >> k & 1 == 1 {
+                    std::mem::swap(&mut x[t][m][i], &mut y[t][m][i]);
+                }
+            }
+            if direct_statistic(&x, &y).abs() >= observed.abs() - 1e-12 {
+                hits += 1;
+            }
+        }
+        let d: Vec<Vec<Vec<f64>>> = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| paired_differences(x, y).unwrap())
+            .collect();
+        let t = stratified_sign_flip_test(&d, FlipUnit::Units, 20, 0, 0).unwrap();
+        assert_eq!(t.units, 4);
+        assert!(
+            close(t.p_value, hits as f64 / 8192.0, 1e-15),
+            "{t:?} {hits}"
+        );
+        // No difference at all: the statistic is 0 and every pattern is as extreme.
+        let zero = vec![vec![vec![0.0, 0.0]]];
+        let z = stratified_sign_flip_test(&zero, FlipUnit::Units, 20, 0, 0).unwrap();
+        assert_eq!((z.statistic, z.p_value, z.units), (0.0, 1.0, 0));
+        assert!(stratified_sign_flip_test(&[], FlipUnit::Groups, 20, 0, 0).is_none());
+    }
+
+    #[test]
+    fn paired_stratified_bootstrap_has_the_hand_computed_variance() {
+        // Differences: one stratum = the three groups above, shifted: a constant
+        // shift adds nothing to the variance, so the variance is 0.0407022 (see
+        // two_stage_bootstrap_has_the_hand_computed_variance) for one stratum and a
+        // quarter of the sum for two identical independent strata.
+        let a = vec![three_groups(), three_groups()];
+        let b: Vec<Vec<Vec<f64>>> = a
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|g| g.iter().map(|x| 2.0 * x + 0.5).collect())
+                    .collect()
+            })
+            .collect();
+        // b - a = x + 0.5 per unit.
+        let d: Vec<Vec<Vec<f64>>> = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| paired_differences(x, y).unwrap())
+            .collect();
+        let refs: Vec<Vec<&[f64]>> = d.iter().map(|g| nonempty(g)).collect();
+        let (m, v) = moments(&stratified_stats(&refs, 40_000, 21));
+        assert!(close(m, 19.0 / 36.0 + 0.5, 0.004), "{m}");
+        assert!((v / (0.040_702_2 / 2.0) - 1.0).abs() < 0.04, "variance {v}");
+        let e = paired_stratified_estimate(&a, &b, 0.95, 21).unwrap();
+        assert!(close(e.mean, 19.0 / 36.0 + 0.5, 1e-12));
+        assert_eq!((e.groups, e.n), (6, 24));
+        // Shapes must agree.
+        assert!(paired_stratified_estimate(&a, &b[..1], 0.95, 1).is_none());
+        let mut c = b.clone();
+        c[1][0].pop();
+        assert!(paired_stratified_estimate(&a, &c, 0.95, 1).is_none());
     }
 }

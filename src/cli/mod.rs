@@ -11,6 +11,7 @@ pub mod harness;
 pub mod humaneval;
 pub mod lcb;
 pub mod models;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 #[cfg(feature = "llama")]
@@ -22,3 +23,9 @@ pub mod train;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// `hrl compare --fail-if-worse`: B is worse than A by more than the threshold with
+/// confidence (exit code 1; not an error of the request or of running it).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct GateFailed(pub String);

@@ -282,10 +282,12 @@ fn metrics_of(task: &str, d: &TaskData) -> Metrics {
     }
 }
 
-fn overall_of(data: &[TaskData]) -> Metrics {
+/// The metrics of several tasks together (tasks are fixed strata); `stratum` names
+/// the group in the bootstrap seeds (`*overall*` for the whole run).
+fn overall_of(data: &[TaskData], stratum: &str) -> Metrics {
     let est = |name: &str, f: &dyn Fn(&TaskData) -> Vec<Vec<f64>>| {
         let strata: Vec<Vec<Vec<f64>>> = data.iter().map(f).collect();
-        stats::stratified_hierarchical_estimate(&strata, LEVEL, ci_seed(name, "*overall*"))
+        stats::stratified_hierarchical_estimate(&strata, LEVEL, ci_seed(name, stratum))
     };
     let k = data.first().map_or(0, |d| d.curve.len());
     // Best-of-M overall: the mean over tasks of each task's best-of-M point estimate
@@ -426,9 +428,31 @@ pub fn compute(
         comparable: config.comparable,
         complete,
         tasks,
-        overall: overall_of(&data),
+        overall: overall_of(&data, "*overall*"),
         run_stats: RunStats::default(),
     }
+}
+
+/// The metrics of a group of the run's tasks (a family, a split role) computed as the
+/// overall metrics are, over these tasks only (each a fixed stratum; tasks the config
+/// does not list are ignored). The bootstrap seeds derive from `label`, so the same
+/// group gives the same intervals.
+pub fn group_metrics(
+    config: &EvalConfig,
+    rounds: &[RoundRecord],
+    candidates: &[CandidateRecord],
+    tasks: &[String],
+    label: &str,
+) -> Metrics {
+    let s = &config.settings;
+    let (r, c) = index(rounds, candidates);
+    let data: Vec<TaskData> = config
+        .tasks
+        .iter()
+        .filter(|t| tasks.contains(&t.def.id))
+        .map(|t| task_data(&t.def.id, s.rounds, s.samples, &r, &c))
+        .collect();
+    overall_of(&data, &format!("*group*{label}"))
 }
 
 /// `0.512 [0.43, 0.60]`.

@@ -1,0 +1,81 @@
+//! Reports and comparisons of finished (or partly finished) runs, computed from the
+//! run directory's files alone (`hrl report`, `hrl compare`).
+//!
+//! This module never opens a model, a sandbox, an executor or a proposer: it reads
+//! `config.json`, the JSON-lines records, the harness files (as text) and a trainer's
+//! `train.jsonl`, and everything it prints is a deterministic function of them (the
+//! same directory gives byte-identical files). So a report renders on a machine with
+//! no model installed, and re-renders after the fact.
+//!
+//! - [`run_data`]: reading a run directory ([`RunData`]); [`train_log`]: `train.jsonl`.
+//! - [`model`]: the report model ([`Report`]): per task, per family and per split-role
+//!   metrics with hierarchical intervals (via [`crate::eval::summary`]), the harness
+//!   points of the Pareto view, the training log.
+//! - [`trajectories`]: every trajectory's rounds and candidates with their diffs (the
+//!   browsable list of the HTML page).
+//! - [`plots`]: the SVG plots (plotters' SVG backend).
+//! - [`export`]: one [`export::Exporter`] trait, one file per format (Markdown, HTML,
+//!   JSON).
+//! - [`compare`]: the paired comparison of two runs (`hrl compare`): comparability
+//!   checks, paired hierarchical bootstrap, sign-flip tests, the regression gate.
+
+pub mod compare;
+pub mod export;
+pub mod model;
+pub mod plots;
+pub mod run_data;
+pub mod train_log;
+pub mod trajectories;
+
+use std::path::Path;
+
+pub use model::{Report, ReportOptions};
+pub use run_data::RunData;
+
+/// Errors of reports and comparisons.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A missing or malformed input file (the message names the file and line).
+    #[error("{0}")]
+    Input(String),
+    /// Two runs that cannot be paired: the field that differs and how.
+    #[error("the runs are not comparable: {field} differs ({detail})")]
+    NotComparable { field: String, detail: String },
+    /// A run with unfinished trajectories where finished ones are needed.
+    #[error("{0}")]
+    Incomplete(String),
+    /// A bad option (confidence level, threshold, split).
+    #[error("{0}")]
+    Usage(String),
+    /// Reading or writing a file failed.
+    #[error("{0}")]
+    Io(String),
+    /// The plotting library failed to draw.
+    #[error("plot {name}: {message}")]
+    Plot { name: String, message: String },
+    #[error(transparent)]
+    Eval(#[from] crate::eval::EvalError),
+    #[error(transparent)]
+    Split(#[from] crate::families::splits::SplitError),
+}
+
+impl crate::error::Classify for ReportError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind::{Runtime, Usage};
+        match self {
+            ReportError::Input(_)
+            | ReportError::NotComparable { .. }
+            | ReportError::Incomplete(_)
+            | ReportError::Usage(_) => Usage,
+            ReportError::Io(_) | ReportError::Plot { .. } => Runtime,
+            ReportError::Eval(e) => e.kind(),
+            ReportError::Split(e) => e.kind(),
+        }
+    }
+}
+
+/// Read `dir` and build its report.
+pub fn report(dir: &Path, options: &ReportOptions) -> Result<Report, ReportError> {
+    let data = run_data::load(dir)?;
+    model::build(&data, options)
+}

@@ -1,0 +1,206 @@
+//! `hrl compare`: identical runs pass, a planted regression is caught (exit 1), the
+//! difference agrees with an independent computation, and runs that cannot be paired
+//! are refused (exit 2) naming the field that differs.
+
+use std::path::Path;
+
+use super::util::*;
+
+fn compare(home: &Path, a: &Path, b: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    hrl(home).arg("compare").arg(a).arg(b).args(extra).assert()
+}
+
+/// A copy of `scores` whose final round loses `drop` of the solved instances of every
+/// trajectory (every `step`-th solved instance flipped to 0).
+fn regress(scores: &Scores, step: usize) -> Scores {
+    let mut s = scores.clone();
+    for task in &mut s {
+        for traj in task.iter_mut() {
+            let last = traj.len() - 1;
+            let mut seen = 0;
+            for x in traj[last].iter_mut() {
+                if *x == 1.0 {
+                    if seen % step == 0 {
+                        *x = 0.0;
+                    }
+                    seen += 1;
+                }
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn identical_runs_pass() {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let shape = Shape::default();
+    let scores = random_scores(&shape, 11, 0.3, 0.2);
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    synth_run(&a, &shape, &scores);
+    synth_run(&b, &shape, &scores);
+    let out = compare(home.path(), &a, &b, &["--fail-if-worse", "0", "--json"]).success();
+    let c = json_of(&out.get_output().stdout);
+    assert_eq!(c["diff"]["mean"], 0.0);
+    assert_eq!(c["diff"]["ci"]["lo"], 0.0);
+    assert_eq!(c["diff"]["ci"]["hi"], 0.0);
+    assert_eq!(c["gate"]["failed"], false);
+    assert_eq!(c["p_samples"]["p_value"], 1.0);
+    assert_eq!(c["seed_round_mismatches"], 0);
+    let other = c["other"].as_array().unwrap();
+    assert_eq!(other.len(), 7);
+    assert!(other.iter().all(|o| o["a"] == o["b"]), "{c}");
+    // A run against itself, as text.
+    let out = compare(home.path(), &a, &a, &[]).success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("| **overall** |"), "{text}");
+}
+
+#[test]
+fn a_planted_regression_is_caught() {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let shape = Shape::default();
+    let scores = random_scores(&shape, 12, 0.35, 0.3);
+    let worse = regress(&scores, 2); // about half of the final solved instances lost
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    synth_run(&a, &shape, &scores);
+    synth_run(&b, &shape, &worse);
+    let k = shape.rounds as usize;
+    let expected = overall_mean(&worse, k) - overall_mean(&scores, k);
+    assert!(expected < -0.15, "the planted drop is large: {expected}");
+    let out = compare(home.path(), &a, &b, &["--fail-if-worse", "0.05", "--json"]).code(1);
+    let c = json_of(&out.get_output().stdout);
+    assert!(
+        (c["diff"]["mean"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{c}"
+    );
+    assert!(c["diff"]["ci"]["hi"].as_f64().unwrap() < -0.05, "{c}");
+    assert_eq!(c["gate"]["failed"], true);
+    assert!(c["p_samples"]["p_value"].as_f64().unwrap() < 0.01, "{c}");
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr)
+            .contains("worse than A by more than 0.05")
+    );
+    // Per task, the difference is the task's own mean difference.
+    for (i, t) in c["tasks"].as_array().unwrap().iter().enumerate() {
+        let one = |s: &Scores| overall_mean(&vec![s[i].clone()], k);
+        let want = one(&worse) - one(&scores);
+        assert!((t["diff"]["mean"].as_f64().unwrap() - want).abs() < 1e-12);
+    }
+    // The rule is the upper bound: a threshold between the bounds passes, one just
+    // inside the upper bound fails.
+    let (lo, hi) = (
+        c["diff"]["ci"]["lo"].as_f64().unwrap(),
+        c["diff"]["ci"]["hi"].as_f64().unwrap(),
+    );
+    assert!(lo < hi, "{c}");
+    let mid = format!("{}", -(lo + hi) / 2.0);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &mid]).success();
+    let inside = format!("{}", -hi - 1e-6);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &inside]).code(1);
+    let outside = format!("{}", -hi + 1e-6);
+    compare(home.path(), &a, &b, &["--fail-if-worse", &outside]).success();
+    // A threshold beyond the drop passes; so does B better than A (swap the sides).
+    compare(home.path(), &a, &b, &["--fail-if-worse", "0.9"]).success();
+    compare(home.path(), &b, &a, &["--fail-if-worse", "0"]).success();
+    // Without the flag a worse B is reported, not failed.
+    compare(home.path(), &a, &b, &[]).success();
+}
+
+#[test]
+fn a_small_difference_within_the_threshold_passes() {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let shape = Shape::default();
+    let scores = random_scores(&shape, 13, 0.35, 0.3);
+    // One solved instance lost in one trajectory.
+    let mut worse = scores.clone();
+    let last = worse[0][0].len() - 1;
+    let i = worse[0][0][last].iter().position(|&x| x == 1.0).unwrap();
+    worse[0][0][last][i] = 0.0;
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    synth_run(&a, &shape, &scores);
+    synth_run(&b, &shape, &worse);
+    let out = compare(home.path(), &a, &b, &["--fail-if-worse", "0.02", "--json"]).success();
+    let c = json_of(&out.get_output().stdout);
+    assert!(c["diff"]["mean"].as_f64().unwrap() < 0.0);
+    assert_eq!(c["gate"]["failed"], false);
+}
+
+/// Two copies of one synthetic run, `change` applied to B's config; the refusal must
+/// name `field`.
+fn refused(change: impl FnOnce(&mut harness_rl::eval::config::EvalConfig), field: &str) {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let shape = Shape::default();
+    let scores = random_scores(&shape, 14, 0.3, 0.2);
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    synth_run(&a, &shape, &scores);
+    synth_run(&b, &shape, &scores);
+    let mut c = read_config(&b);
+    change(&mut c);
+    write_config(&b, &c);
+    let out = compare(home.path(), &a, &b, &["--fail-if-worse", "0.01"]).code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains(&format!("not comparable: {field} differs")),
+        "{field}: {err}"
+    );
+}
+
+#[test]
+fn runs_that_cannot_be_paired_are_refused() {
+    refused(|c| c.settings.seed += 1, "seed");
+    refused(|c| c.settings.candidates += 1, "candidates");
+    refused(
+        |c| {
+            c.executor.hash = "0".repeat(64);
+            c.executor.model_id = "1".repeat(64);
+        },
+        "executor",
+    );
+    refused(|c| c.run_config_hash = "f".repeat(64), "rollout settings");
+    refused(
+        |c| c.tasks[1].set_ids.test[3] = "gcd/L2/s0/i9999999".into(),
+        "tasks[gcd/L2].sets.test instance ids",
+    );
+    refused(
+        |c| c.tasks[0].seed_harness_ref.hash = "e".repeat(64),
+        "tasks[gcd/L1].seed_harness",
+    );
+    refused(
+        |c| {
+            c.tasks.pop();
+        },
+        "tasks",
+    );
+}
+
+#[test]
+fn incomplete_and_missing_runs_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let shape = Shape::default();
+    let scores = random_scores(&shape, 15, 0.3, 0.2);
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    synth_run(&a, &shape, &scores);
+    synth_run(&b, &shape, &scores);
+    // Drop B's last round record of the last trajectory.
+    let p = b.join("rounds.jsonl");
+    let mut rows: Vec<harness_rl::eval::records::RoundRecord> = read_lines(&p);
+    let gone = rows.pop().unwrap();
+    write_lines(&p, &rows);
+    let out = compare(home.path(), &a, &b, &[]).code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("incomplete")
+            && err.contains(&format!("task {} sample {}", gone.task, gone.sample)),
+        "{err}"
+    );
+    // Not a run directory; bad options.
+    compare(home.path(), &a, &d.path().join("nope"), &[]).code(2);
+    compare(home.path(), &a, &a, &["--confidence", "1.5"]).code(2);
+    compare(home.path(), &a, &a, &["--fail-if-worse", "-0.1"]).code(2);
+}
