@@ -20,6 +20,7 @@ pub mod models;
 pub mod proposer;
 pub mod sandbox;
 pub mod serve;
+pub mod shard;
 pub mod stats;
 pub mod task;
 pub mod throughput;

@@ -47,6 +47,12 @@ enum Command {
     /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
     /// hierarchical confidence intervals (a suite file names tasks and defaults).
     Eval(cli::eval::EvalArgs),
+    /// Transfer suites: held-out task families, problems released after the
+    /// training cutoff, more rounds than trained with; one run directory per proposer.
+    #[command(subcommand)]
+    Transfer(cli::transfer::TransferCmd),
+    /// Combine the run directories of the shards of one run (`--shard I/N`).
+    Merge(cli::merge::MergeArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => cli::serve::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Eval(a) => cli::eval::run(a),
+        Command::Transfer(cmd) => cli::transfer::run(cmd),
+        Command::Merge(a) => cli::merge::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

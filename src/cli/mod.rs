@@ -10,12 +10,14 @@ pub mod generate;
 pub mod harness;
 pub mod humaneval;
 pub mod lcb;
+pub mod merge;
 pub mod models;
 pub mod run;
 pub mod sandbox;
 #[cfg(feature = "llama")]
 pub mod serve;
 pub mod tasks;
+pub mod transfer;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]
