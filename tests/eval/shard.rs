@@ -197,8 +197,27 @@ fn transfer_task_runs_the_held_out_side_and_its_shards_merge() {
     let md = std::fs::read_to_string(whole_out.join(transfer::SUMMARY_MD)).unwrap();
     assert!(md.contains("## K = 1:") && md.contains("## K = 2:"), "{md}");
     assert!(md.contains("round 2"), "{md}");
-    let c1 = &whole[1].summary.overall.curve[1];
-    assert!(md.contains(&harness_rl::eval::summary::fmt_est(c1)), "{md}");
+    // The mean row of each K table: seed harness, identity, llm; K = 2 is the run's
+    // final test score, K = 1 its curve at round 1.
+    let fmt = harness_rl::eval::summary::fmt_est;
+    let mean_row = |k: u32| -> String {
+        let sec = md.split(&format!("## K = {k}:")).nth(1).unwrap();
+        sec.lines()
+            .find(|l| l.starts_with("| **mean over held-out tasks** |"))
+            .unwrap()
+            .to_string()
+    };
+    let o = &whole[1].summary.overall;
+    assert_eq!(
+        mean_row(1),
+        format!(
+            "| **mean over held-out tasks** | {} | {} | {} |",
+            fmt(&o.curve[0]),
+            fmt(&whole[0].summary.overall.curve[1]),
+            fmt(&o.curve[1])
+        )
+    );
+    assert!(mean_row(2).ends_with(&format!(" {} |", fmt(&o.final_test))));
     // Shards, merged.
     let mut parts = Vec::new();
     for i in 1..=2 {
