@@ -124,6 +124,16 @@ fn sharded_eval_runs_merge_into_the_unsharded_run() {
     run_sim(&st, &sim_exec(&st), false).unwrap();
     let e = err(&[two, pick(2), pick(3)], "m5");
     assert!(e.contains("one count"), "{e}");
+    // A shard with an unfinished trajectory (its last round record lost).
+    let cut = dir.path().join("cut");
+    copy_dir(&pick(3), &cut);
+    let rp = cut.join("identity").join("rounds.jsonl");
+    let text = std::fs::read_to_string(&rp).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.pop();
+    std::fs::write(&rp, lines.join("\n") + "\n").unwrap();
+    let e = err(&[pick(1), pick(2), cut], "m6");
+    assert!(e.contains("incomplete") && e.contains("--resume"), "{e}");
     // A shard resumed as another shard is refused.
     let e = run_sim(
         &sharded(&base, &pick(1), Some(Shard::new(2, 3).unwrap())),
@@ -133,6 +143,19 @@ fn sharded_eval_runs_merge_into_the_unsharded_run() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("shard 1/3") && e.contains("shard 2/3"), "{e}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
 }
 
 fn transfer_suite(dir: &Path, tasks: &str) -> PathBuf {
