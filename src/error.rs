@@ -72,6 +72,7 @@ classified_types!(
     crate::eval::EvalError,
     crate::train::TrainError,
     crate::report::ReportError,
+    crate::shard::ShardError,
 );
 
 #[cfg(test)]

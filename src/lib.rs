@@ -21,6 +21,7 @@ pub mod proposer;
 pub mod report;
 pub mod sandbox;
 pub mod serve;
+pub mod shard;
 pub mod stats;
 pub mod task;
 pub mod throughput;

@@ -55,6 +55,12 @@ enum Command {
     /// Paired comparison of two runs on identical instances and harness samples; a
     /// regression gate for CI (`--fail-if-worse DELTA`).
     Compare(cli::report::CompareArgs),
+    /// Transfer suites: held-out task families, problems released after the
+    /// training cutoff, more rounds than trained with; one run directory per proposer.
+    #[command(subcommand)]
+    Transfer(cli::transfer::TransferCmd),
+    /// Combine the run directories of the shards of one run (`--shard I/N`).
+    Merge(cli::merge::MergeArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -86,6 +92,8 @@ fn main() -> ExitCode {
         Command::Train(a) => cli::train::run(a),
         Command::Report(a) => cli::report::run(a),
         Command::Compare(a) => cli::report::compare(a),
+        Command::Transfer(cmd) => cli::transfer::run(cmd),
+        Command::Merge(a) => cli::merge::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

@@ -29,7 +29,7 @@ pub struct EvalArgs {
     #[arg(long, required_unless_present = "resume")]
     pub suite: Option<PathBuf>,
     /// Continue the run in DIR (after an interruption) with its recorded settings.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "rounds", "candidates", "samples", "select", "seed", "task", "limit", "proposer_template"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "rounds", "candidates", "samples", "select", "seed", "task", "limit", "proposer_template", "shard"])]
     pub resume: Option<PathBuf>,
     /// Executor SPEC (overrides the suite's): llama:NAME|PATH[,...] or openai:URL#MODEL[,...].
     #[arg(long)]
@@ -70,6 +70,10 @@ pub struct EvalArgs {
     /// Rollouts in flight [default: the suite's, else 2 x the executor's parallelism].
     #[arg(long)]
     pub concurrency: Option<usize>,
+    /// Run only shard I of N of the (task, harness sample) units (1-based, round-robin;
+    /// combine the shards' directories with `hrl merge`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Print the summaries as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -126,6 +130,11 @@ pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
         },
         unsafe_no_isolation: a.unsafe_no_isolation,
         out: a.out.clone(),
+        shard: a
+            .shard
+            .as_deref()
+            .map(str::parse::<harness_rl::shard::Shard>)
+            .transpose()?,
     };
     Ok((EvalSettings::resolve(&suite, &o)?, false))
 }
@@ -143,8 +152,21 @@ fn style(template: &str) -> ProgressStyle {
 
 pub fn run(a: EvalArgs) -> Result<()> {
     let (settings, resume) = settings(&a)?;
+    let outcomes = with_progress(&settings, a.no_progress || a.json, |progress| {
+        eval::run(&settings, resume, progress)
+    })?;
+    print_outcomes(&outcomes, &settings, a.json)
+}
+
+/// Call `f` with a progress callback that draws one bar per task and an overall bar
+/// (none when `hidden`); the bars are cleared before this returns.
+pub fn with_progress<T>(
+    settings: &EvalSettings,
+    hidden: bool,
+    f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T,
+) -> T {
     let multi = MultiProgress::new();
-    if a.no_progress || a.json {
+    if hidden {
         multi.set_draw_target(ProgressDrawTarget::hidden());
     }
     let width = settings
@@ -193,15 +215,14 @@ pub fn run(a: EvalArgs) -> Result<()> {
             p.rollouts_run, p.rollouts_reused
         ));
     };
-    let result = eval::run(&settings, resume, &progress);
+    let result = f(&progress);
     if let Some(b) = bars.lock().unwrap_or_else(|e| e.into_inner()).take() {
         for pb in b.tasks {
             pb.finish_and_clear();
         }
         b.overall.finish_and_clear();
     }
-    let outcomes = result?;
-    print_outcomes(&outcomes, &settings, a.json)
+    result
 }
 
 fn print_outcomes(outcomes: &[ArmOutcome], settings: &EvalSettings, json: bool) -> Result<()> {

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod harness;
 pub mod humaneval;
 pub mod lcb;
+pub mod merge;
 pub mod models;
 pub mod report;
 pub mod run;
@@ -18,6 +19,7 @@ pub mod sandbox;
 pub mod serve;
 pub mod tasks;
 pub mod train;
+pub mod transfer;
 
 /// An invalid request detected by the binary itself (exit code 2).
 #[derive(Debug, thiserror::Error)]

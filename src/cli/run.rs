@@ -81,6 +81,11 @@ pub struct RunArgs {
     /// Code items: what the per-test limit measures.
     #[arg(long, value_enum, default_value = "wall")]
     pub timeout_clock: Clock,
+    /// Run only shard I of N of the items (1-based, round-robin over the task set's
+    /// items, each with all its samples; combine the shards' directories with
+    /// `hrl merge`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Do not draw a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -163,6 +168,11 @@ pub fn settings(a: &RunArgs) -> Result<RunSettings> {
             },
             ..GradeConfig::default()
         },
+        shard: a
+            .shard
+            .as_deref()
+            .map(str::parse::<harness_rl::shard::Shard>)
+            .transpose()?,
     })
 }
 

@@ -19,6 +19,7 @@ use crate::harness::tools::ToolLimits;
 use crate::lcb::{GradeConfig, TimeoutClock};
 use crate::proposer::{ProposerIdentity, ProposerSettings, ProposerSpec};
 use crate::sandbox::SandboxConfig;
+use crate::shard::Shard;
 
 /// Version of `config.json`.
 pub const CONFIG_SCHEMA: u32 = 1;
@@ -80,6 +81,10 @@ pub struct EvalSettings {
     /// The output directory: the run directory itself for one proposer, else the
     /// parent of one run directory per proposer.
     pub out: PathBuf,
+    /// `--shard I/N`: this process runs only its part of the (task, harness sample)
+    /// units (see [`crate::shard`]); `hrl merge` combines the parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 /// Command-line overrides of a suite (every field optional).
@@ -99,6 +104,7 @@ pub struct Overrides {
     pub cache: Option<CacheChoice>,
     pub unsafe_no_isolation: bool,
     pub out: Option<PathBuf>,
+    pub shard: Option<Shard>,
 }
 
 impl EvalSettings {
@@ -218,7 +224,19 @@ impl EvalSettings {
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out,
+            shard: o.shard,
         })
+    }
+
+    /// Unit number of (task index, harness sample): task-major in suite order.
+    pub fn unit(&self, task: usize, sample: u32) -> usize {
+        task * self.samples as usize + sample as usize
+    }
+
+    /// Does this process run (task index, harness sample)? (Always, unsharded.)
+    pub fn runs_unit(&self, task: usize, sample: u32) -> bool {
+        self.shard
+            .is_none_or(|s| s.contains(self.unit(task, sample)))
     }
 
     pub fn executor_spec(&self) -> Result<ExecutorSpec, EvalError> {

@@ -19,12 +19,14 @@
 
 pub mod config;
 pub mod engine;
+pub mod merge;
 pub mod records;
 pub mod rounds;
 pub mod run_dir;
 pub mod sets;
 pub mod suite;
 pub mod summary;
+pub mod transfer;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -451,6 +453,14 @@ pub fn run_with(
                     dir_path.display()
                 )));
             }
+            if old.settings.shard != config.settings.shard {
+                return Err(EvalError::Usage(format!(
+                    "{}: cannot resume: the run is shard {} and this is shard {}",
+                    dir_path.display(),
+                    shard_name(old.settings.shard),
+                    shard_name(config.settings.shard)
+                )));
+            }
             if old.proposer.spec != config.proposer.spec {
                 return Err(EvalError::Usage(format!(
                     "{}: cannot resume: the run's proposer is `{}`",
@@ -498,8 +508,15 @@ pub fn run_with(
         sets_all,
         done_all,
     );
-    // Progress.
-    let per_task_total = arms.len() * settings.samples as usize * (settings.rounds as usize + 1);
+    // Progress (a shard counts its own units only).
+    let per_task_total: Vec<usize> = (0..tasks.len())
+        .map(|t| {
+            let mine = (0..settings.samples)
+                .filter(|&m| settings.runs_unit(t, m))
+                .count();
+            arms.len() * mine * (settings.rounds as usize + 1)
+        })
+        .collect();
     let done_counts: Vec<AtomicUsize> = tasks.iter().map(|_| AtomicUsize::new(0)).collect();
     let task_names: Vec<String> = tasks.iter().map(|t| t.def.id.clone()).collect();
     let report_progress = || {
@@ -509,7 +526,7 @@ pub fn run_with(
                 .iter()
                 .map(|c| c.load(Ordering::Relaxed))
                 .collect(),
-            total: vec![per_task_total; tasks.len()],
+            total: per_task_total.clone(),
             rollouts_run: engine.counters.run.load(Ordering::Relaxed),
             rollouts_reused: engine.counters.reused.load(Ordering::Relaxed),
         })
@@ -540,7 +557,7 @@ pub fn run_with(
         let mut trajectories = Vec::new();
         for arm in &arms {
             for t in 0..tasks.len() {
-                for m in 0..settings.samples {
+                for m in (0..settings.samples).filter(|&m| settings.runs_unit(t, m)) {
                     let (shared, engine, first_error) = (&shared, &engine, &first_error);
                     trajectories.push(s.spawn(move || {
                         if let Err(e) = rounds::run_trajectory(shared, arm, t, m) {
@@ -622,13 +639,19 @@ pub fn run_with(
         return Err(e);
     }
     if arms.len() > 1 {
-        let text = comparison(&arms, &configs, &outcomes)?;
+        let dirs: Vec<PathBuf> = arms.iter().map(|a| a.dir.path.clone()).collect();
+        let text = comparison(&dirs, &configs, &outcomes)?;
         run_dir::write_text(&settings.out.join("comparison.md"), &text)?;
     }
     Ok(outcomes)
 }
 
-fn mean(it: impl Iterator<Item = f64>) -> f64 {
+/// `I/N`, or `none`.
+fn shard_name(s: Option<crate::shard::Shard>) -> String {
+    s.map_or_else(|| "none (unsharded)".into(), |s| s.to_string())
+}
+
+pub(crate) fn mean(it: impl Iterator<Item = f64>) -> f64 {
     let v: Vec<f64> = it.collect();
     if v.is_empty() {
         0.0
@@ -640,14 +663,14 @@ fn mean(it: impl Iterator<Item = f64>) -> f64 {
 /// The comparison of several proposers on identical instances and harness samples:
 /// final test scores per task and proposer, and each proposer's paired difference to
 /// the first one (hierarchical paired bootstrap over samples, then instances).
-fn comparison(
-    arms: &[Arm],
+pub fn comparison(
+    dirs: &[PathBuf],
     configs: &[EvalConfig],
     outcomes: &[ArmOutcome],
 ) -> Result<String, EvalError> {
     let mut out = comparison_table(outcomes);
     let base = &configs[0];
-    let base_rounds: Vec<RoundRecord> = records::read(&arms[0].dir.file(run_dir::ROUNDS))?;
+    let base_rounds: Vec<RoundRecord> = records::read(&dirs[0].join(run_dir::ROUNDS))?;
     out.push_str(&format!(
         "\n## Paired difference of the final test score against `{}`\n\nSame instances and harness samples; 95 % paired hierarchical bootstrap.\n\n| task |",
         outcomes[0].label
@@ -661,9 +684,9 @@ fn comparison(
     }
     out.push('\n');
     let k = base.settings.rounds;
-    let other_rounds: Vec<Vec<RoundRecord>> = arms[1..]
+    let other_rounds: Vec<Vec<RoundRecord>> = dirs[1..]
         .iter()
-        .map(|a| records::read(&a.dir.file(run_dir::ROUNDS)))
+        .map(|d| records::read(&d.join(run_dir::ROUNDS)))
         .collect::<Result<_, _>>()?;
     for t in &base.tasks {
         out.push_str(&format!("| {} |", t.def.id));

@@ -127,6 +127,9 @@ pub struct Summary {
     pub comparable: bool,
     /// Every trajectory finished.
     pub complete: bool,
+    /// `--shard I/N`: the summary of one part of a run (absent for whole runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
     pub tasks: Vec<TaskSummary>,
     pub overall: Metrics,
     pub run_stats: RunStats,
@@ -178,7 +181,7 @@ fn ones(k: usize, n: usize) -> Vec<f64> {
 fn task_data(
     task: &str,
     k: u32,
-    samples: u32,
+    samples: &[u32],
     rounds: &BTreeMap<(String, u32), BTreeMap<u32, &RoundRecord>>,
     cands: &BTreeMap<(String, u32), Vec<&CandidateRecord>>,
 ) -> TaskData {
@@ -186,7 +189,7 @@ fn task_data(
         curve: vec![Vec::new(); k as usize + 1],
         ..TaskData::default()
     };
-    for m in 0..samples {
+    for &m in samples {
         let Some(rs) = rounds.get(&(task.to_string(), m)) else {
             continue;
         };
@@ -397,10 +400,12 @@ pub fn compute(
     let mut tasks = Vec::new();
     let mut data = Vec::new();
     let mut complete = true;
-    for t in &config.tasks {
-        let d = task_data(&t.def.id, s.rounds, s.samples, &r, &c);
+    for (ti, t) in config.tasks.iter().enumerate() {
+        // A shard's summary counts the harness samples it runs.
+        let mine: Vec<u32> = (0..s.samples).filter(|&m| s.runs_unit(ti, m)).collect();
+        let d = task_data(&t.def.id, s.rounds, &mine, &r, &c);
         let done = d.fin.len();
-        if done < s.samples as usize {
+        if done < mine.len() {
             complete = false;
         }
         tasks.push(TaskSummary {
@@ -427,6 +432,7 @@ pub fn compute(
             .unwrap_or_default(),
         comparable: config.comparable,
         complete,
+        shard: s.shard,
         tasks,
         overall: overall_of(&data, "*overall*"),
         run_stats: RunStats::default(),
@@ -554,6 +560,12 @@ pub fn markdown(s: &Summary, config: &EvalConfig, examples: &str) -> String {
     ));
     if !s.comparable {
         out.push_str("**Not comparable**: `--limit` cut the sets short.\n\n");
+    }
+    if let Some(sh) = s.shard {
+        out.push_str(&format!(
+            "**Shard {sh}**: this directory holds one part of the run (every {}th (task, harness sample) unit); combine the parts with `hrl merge`.\n\n",
+            sh.count()
+        ));
     }
     if !s.complete {
         out.push_str(

@@ -25,6 +25,7 @@ use super::{Harness, HarnessKind};
 use crate::executor::spec::{CacheSetting, ExecutorIdentity, ExecutorSpec, OpenOptions};
 use crate::lcb::GradeConfig;
 use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::shard::Shard;
 use crate::task::TaskSet;
 use crate::task::spec::TaskContext;
 
@@ -42,6 +43,21 @@ pub struct RunSettings {
     pub config: RunConfig,
     pub sandbox: SandboxConfig,
     pub grade: GradeConfig,
+    /// `--shard I/N`: run only this shard's items (see [`crate::shard`]); the run
+    /// directory then holds [`RUN_SHARD`] and `hrl merge` combines the shards.
+    pub shard: Option<Shard>,
+}
+
+/// `shard.json` of a sharded run directory.
+pub const RUN_SHARD: &str = "shard.json";
+
+/// Which items a sharded run ran: its shard, the number of items of the whole run,
+/// and its own items as (index in the whole run, item id).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunShardRecord {
+    pub shard: Shard,
+    pub total_items: usize,
+    pub items: Vec<(usize, String)>,
 }
 
 /// The harness as recorded in a summary.
@@ -95,6 +111,9 @@ pub struct RunSummary {
     /// How many invocations wrote this run directory.
     #[serde(default)]
     pub invocations: u32,
+    /// `--shard I/N`: the summary of one part of a run (absent for whole runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 /// Read the rollouts of a run directory's log, keyed by [`Rollout::key`]. A torn
@@ -170,6 +189,7 @@ pub fn summarize(
         } else {
             0.0
         },
+        shard: None,
         wall_s_total: wall_s,
         invocations: 1,
     }
@@ -215,10 +235,54 @@ pub fn execute(
         grade: settings.grade.clone(),
         ..TaskContext::default()
     };
-    let tasks =
+    let mut tasks =
         TaskSet::load(&settings.tasks, &task_ctx).map_err(|e| RunError::Usage(e.to_string()))?;
+    let shard_record = settings.shard.map(|shard| {
+        let total_items = tasks.items.len();
+        let mut mine = Vec::new();
+        let items = std::mem::take(&mut tasks.items);
+        for (i, item) in items.into_iter().enumerate() {
+            if shard.contains(i) {
+                mine.push((i, item));
+            }
+        }
+        let record = RunShardRecord {
+            shard,
+            total_items,
+            items: mine.iter().map(|(i, it)| (*i, it.id())).collect(),
+        };
+        tasks.items = mine.into_iter().map(|(_, it)| it).collect();
+        record
+    });
     let sandbox = Sandbox::new(settings.sandbox.clone())?;
     std::fs::create_dir_all(&settings.out)?;
+    let shard_path = settings.out.join(RUN_SHARD);
+    match &shard_record {
+        Some(rec) => {
+            if let Ok(text) = std::fs::read_to_string(&shard_path) {
+                let old: RunShardRecord = serde_json::from_str(&text)
+                    .map_err(|e| RunError::Usage(format!("{}: {e}", shard_path.display())))?;
+                if old.shard != rec.shard || old.total_items != rec.total_items {
+                    return Err(RunError::Usage(format!(
+                        "{}: the directory holds shard {} of {} items; this is shard {} of {} items (choose another --out)",
+                        settings.out.display(),
+                        old.shard,
+                        old.total_items,
+                        rec.shard,
+                        rec.total_items
+                    )));
+                }
+            }
+            write_json_atomic(&shard_path, rec)?;
+        }
+        None if shard_path.exists() => {
+            return Err(RunError::Usage(format!(
+                "{}: the directory holds a shard of a run; give its --shard, or choose another --out",
+                settings.out.display()
+            )));
+        }
+        None => {}
+    }
     harness.save_canonical(&settings.out.join("harnesses"))?;
     let log_path = settings.out.join("rollouts.jsonl");
     let done = read_log(&log_path)?;
@@ -274,6 +338,7 @@ pub fn execute(
         llama,
         cache,
     );
+    summary.shard = settings.shard;
     let summary_path = settings.out.join("summary.json");
     // An unreadable earlier summary only loses the earlier total; the rollouts are safe.
     let earlier = std::fs::read_to_string(&summary_path)

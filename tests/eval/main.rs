@@ -9,6 +9,7 @@
 
 mod cli;
 mod props;
+mod shard;
 mod sim;
 mod util;
 
@@ -561,8 +562,23 @@ fn file_proposer_finds_harnesses_by_task_key() {
 
 #[test]
 fn shipped_suites_parse() {
-    for entry in std::fs::read_dir(repo().join("suites")).unwrap() {
-        let p = entry.unwrap().path();
+    // suites/*.toml and the published-protocol configs in suites/paper/ (whose
+    // split-*.toml files are family splits, not suites).
+    let mut paths: Vec<std::path::PathBuf> = Vec::new();
+    for d in ["suites", "suites/paper"] {
+        for entry in std::fs::read_dir(repo().join(d)).unwrap() {
+            let p = entry.unwrap().path();
+            if !p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("split-"))
+            {
+                paths.push(p);
+            }
+        }
+    }
+    let mut transfer_kinds = Vec::new();
+    for p in paths {
         if p.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
@@ -576,6 +592,12 @@ fn shipped_suites_parse() {
         }
         let s = harness_rl::eval::suite::Suite::load(&p).unwrap_or_else(|e| panic!("{e}"));
         assert!(!s.tasks.is_empty());
+        if let Some(t) = &s.transfer {
+            transfer_kinds.push(t.kind);
+            for spec in &t.reference {
+                ProposerSpec::parse(spec).unwrap();
+            }
+        }
         assert!(
             s.tasks.iter().all(|t| t.seed_harness.exists()),
             "{}",
@@ -598,6 +620,15 @@ fn shipped_suites_parse() {
                 }
             }
         }
+    }
+    // Three transfer suites for this machine and three for a GPU (suites/paper/).
+    use harness_rl::eval::suite::TransferKind as K;
+    for kind in [K::Task, K::Temporal, K::Horizon] {
+        assert_eq!(
+            transfer_kinds.iter().filter(|k| **k == kind).count(),
+            2,
+            "{kind:?}"
+        );
     }
 }
 

@@ -1,0 +1,163 @@
+//! `hrl transfer task|temporal|horizon`: the flags become
+//! `eval::transfer::TransferOverrides`, resolved against the suite by the library
+//! (`TransferSettings::resolve`); this file draws progress and prints `transfer.md`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use harness_rl::eval::config::{CacheChoice, Overrides};
+use harness_rl::eval::suite::{Suite, TransferKind};
+use harness_rl::eval::transfer::{self, TransferOverrides, TransferSettings};
+
+use super::UsageError;
+
+#[derive(Subcommand)]
+pub enum TransferCmd {
+    /// Held-out task families (never used in training), from a zero-shot seed harness.
+    Task(TransferArgs),
+    /// LiveCodeBench problems new in v6 (after the release_v5 training cutoff).
+    Temporal(TransferArgs),
+    /// K = 1..K_max rounds for a proposer trained with fewer rounds.
+    Horizon(TransferArgs),
+}
+
+#[derive(Args)]
+pub struct TransferArgs {
+    /// The transfer suite (a suite file with a [transfer] table; see suites/).
+    #[arg(long, required_unless_present = "resume")]
+    pub suite: Option<PathBuf>,
+    /// Continue the transfer run in DIR with its recorded settings.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "candidates", "samples", "seed", "task", "limit", "lcb_dir", "shard", "no_reference"])]
+    pub resume: Option<PathBuf>,
+    /// Proposer SPEC, repeatable (overrides the suite's list): identity, file:PATH,
+    /// llm:EXECUTOR_SPEC, cmd:PROGRAM [ARGS], policy:CKPT.
+    #[arg(long)]
+    pub proposer: Vec<String>,
+    /// Leave out the suite's reference proposers (e.g. the oracle harness).
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Executor SPEC (overrides the suite's).
+    #[arg(long)]
+    pub executor: Option<String>,
+    /// Output directory [default: runs/transfer-<suite>-<hash>]: transfer.json,
+    /// transfer.md and one run directory per proposer.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A LiveCodeBench code_generation_lite directory (test.jsonl .. test6.jsonl)
+    /// instead of the suite's (temporal transfer).
+    #[arg(long, value_name = "DIR")]
+    pub lcb_dir: Option<PathBuf>,
+    /// Candidates per round G.
+    #[arg(long)]
+    pub candidates: Option<u32>,
+    /// Harness samples M (proposer seeds).
+    #[arg(long)]
+    pub samples: Option<u32>,
+    /// The run seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Only these held-out tasks (task id or family name; repeatable).
+    #[arg(long)]
+    pub task: Vec<String>,
+    /// Cut every set to N instances (marked not comparable).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Run only shard I of N of the (task, harness sample) units; combine with
+    /// `hrl merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Rollouts in flight.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Print transfer.json's index and the summaries as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Run sandboxed code without the isolation layers that are missing.
+    #[arg(long)]
+    pub unsafe_no_isolation: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
+}
+
+/// The flags as a library config.
+pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSettings, bool)> {
+    let cache = if a.cache.no_cache {
+        Some(CacheChoice::Off)
+    } else {
+        a.cache.cache.clone().map(CacheChoice::Path)
+    };
+    if let Some(dir) = &a.resume {
+        let mut ts = transfer::resume_settings(dir, kind)?;
+        let s = &mut ts.index.settings;
+        if let Some(c) = cache {
+            s.cache = c;
+        }
+        if let Some(c) = a.concurrency {
+            s.limits.concurrency = Some(c);
+        }
+        s.unsafe_no_isolation |= a.unsafe_no_isolation;
+        return Ok((ts, true));
+    }
+    let path = a
+        .suite
+        .as_ref()
+        .ok_or_else(|| UsageError("give --suite FILE or --resume DIR".into()))?;
+    let suite = Suite::load(path)?;
+    let o = TransferOverrides {
+        eval: Overrides {
+            executor: a.executor.clone(),
+            proposers: a.proposer.clone(),
+            candidates: a.candidates,
+            samples: a.samples,
+            seed: a.seed,
+            limit: a.limit,
+            tasks: a.task.clone(),
+            concurrency: a.concurrency,
+            cache,
+            unsafe_no_isolation: a.unsafe_no_isolation,
+            out: a.out.clone(),
+            shard: a
+                .shard
+                .as_deref()
+                .map(str::parse::<harness_rl::shard::Shard>)
+                .transpose()?,
+            ..Overrides::default()
+        },
+        lcb_dir: a.lcb_dir.clone(),
+        no_reference: a.no_reference,
+    };
+    Ok((TransferSettings::resolve(kind, &suite, &o)?, false))
+}
+
+pub fn run(cmd: TransferCmd) -> Result<()> {
+    let (kind, a) = match cmd {
+        TransferCmd::Task(a) => (TransferKind::Task, a),
+        TransferCmd::Temporal(a) => (TransferKind::Temporal, a),
+        TransferCmd::Horizon(a) => (TransferKind::Horizon, a),
+    };
+    let (ts, resume) = settings(kind, &a)?;
+    let outcome =
+        super::eval::with_progress(&ts.index.settings, a.no_progress || a.json, |progress| {
+            transfer::run(&ts, resume, progress)
+        })?;
+    if a.json {
+        let v = serde_json::json!({
+            "index": outcome.index,
+            "summaries": outcome.arms.iter().map(|o| &o.summary).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", outcome.text);
+        println!(
+            "\nwritten to {} ({} and {})",
+            outcome.out.display(),
+            transfer::INDEX,
+            transfer::SUMMARY_MD
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,631 @@
+//! `hrl transfer task|temporal|horizon`: the evaluator's protocol on the held-out side
+//! of a transfer suite (`[transfer]` table, see [`super::suite::Transfer`]) for every
+//! proposer on identical tasks, instances and seeds.
+//!
+//! - **task**: the held-out families of a family split (never used in training),
+//!   from the suite's seed harness; the suite checks that no task is a training
+//!   family.
+//! - **temporal**: LiveCodeBench problems new in v6 (`test6.jsonl`, dated after the
+//!   last `release_v5` problem), from the shipped fixtures or a real
+//!   `code_generation_lite` directory (`--lcb-dir`); the test score of a code item is
+//!   pass@1 of one greedy program. The training side (all of `release_v5`) is
+//!   recorded in the index for the trainer, never evaluated here.
+//! - **horizon**: K = 1..K_max rounds for a proposer trained with fewer rounds.
+//!
+//! One run of K_max rounds gives every K of the suite's list: a round's kept harness
+//! and test score do not depend on later rounds (round seeds derive from (task,
+//! sample, round), never from K), so the test score at K is the curve at round K.
+//!
+//! Layout of `--out DIR`: one run directory per proposer, `DIR/<label>/` (the
+//! evaluator's layout; reference proposers such as an oracle harness are marked as
+//! such), `DIR/transfer.json` (the index: kind, suite, held-out tasks, training side,
+//! the run directories) and `DIR/transfer.md` (the tables per K, with CIs).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{EvalSettings, Overrides, SuiteRef};
+use super::suite::{Suite, TaskSource, Transfer, TransferKind};
+use super::summary::{self, Summary};
+use super::{ArmOutcome, Backend, EvalError, Progress, read_json, run_dir};
+use crate::proposer::{self, ProposerSpec};
+use crate::sandbox::Sandbox;
+use crate::shard::Shard;
+
+/// The index file of a transfer output directory.
+pub const INDEX: &str = "transfer.json";
+/// Its text summary.
+pub const SUMMARY_MD: &str = "transfer.md";
+/// Version of `transfer.json`.
+pub const INDEX_SCHEMA: u32 = 1;
+
+/// Command-line overrides of a transfer run.
+#[derive(Debug, Clone, Default)]
+pub struct TransferOverrides {
+    pub eval: Overrides,
+    /// A real LiveCodeBench `code_generation_lite` directory for every LiveCodeBench
+    /// task (temporal transfer).
+    pub lcb_dir: Option<PathBuf>,
+    /// Leave out the suite's reference proposers.
+    pub no_reference: bool,
+}
+
+/// The training side of a transfer suite, as recorded for the trainer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainSide {
+    pub rule: String,
+    /// Task transfer: the training families. Temporal: none (see `rule`).
+    pub families: Vec<String>,
+    /// Temporal: problems of the training side and their last release date.
+    pub problems: Option<usize>,
+    pub last_date: Option<String>,
+    /// Horizon: the rounds the proposer was trained with.
+    pub rounds: Option<u32>,
+}
+
+/// One run directory of the index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntry {
+    pub label: String,
+    pub spec: String,
+    /// A reference line (e.g. an oracle harness), not a transfer result.
+    pub reference: bool,
+    /// Relative to the output directory.
+    pub dir: PathBuf,
+}
+
+/// `transfer.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferIndex {
+    pub schema: u32,
+    pub kind: TransferKind,
+    pub suite: SuiteRef,
+    pub k: Vec<u32>,
+    /// The held-out tasks evaluated.
+    pub held_out: Vec<String>,
+    pub held_out_rule: String,
+    pub train: TrainSide,
+    pub runs: Vec<IndexEntry>,
+    pub lcb_dir: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// The evaluator settings of the whole invocation (what `--resume` continues).
+    pub settings: EvalSettings,
+}
+
+/// A resolved transfer run.
+#[derive(Debug, Clone)]
+pub struct TransferSettings {
+    pub index: TransferIndex,
+    pub transfer: Transfer,
+}
+
+impl TransferSettings {
+    /// A transfer suite with overrides: the one place `hrl transfer`'s flags become
+    /// settings.
+    pub fn resolve(
+        kind: TransferKind,
+        suite: &Suite,
+        o: &TransferOverrides,
+    ) -> Result<TransferSettings, EvalError> {
+        let Some(transfer) = suite.transfer.clone() else {
+            return Err(EvalError::Usage(format!(
+                "{}: not a transfer suite (no [transfer] table); run it with hrl eval",
+                suite.path.display()
+            )));
+        };
+        if transfer.kind != kind {
+            return Err(EvalError::Usage(format!(
+                "{} is a {} transfer suite; run it with `hrl transfer {}`",
+                suite.path.display(),
+                transfer.kind.as_str(),
+                transfer.kind.as_str()
+            )));
+        }
+        if o.eval.rounds.is_some() {
+            return Err(EvalError::Usage(
+                "a transfer suite's rounds are its largest K (transfer.k); edit the suite to change them".into(),
+            ));
+        }
+        let mut suite = suite.clone();
+        if let Some(d) = &o.lcb_dir {
+            if kind != TransferKind::Temporal {
+                return Err(EvalError::Usage(
+                    "--lcb-dir applies to temporal transfer only".into(),
+                ));
+            }
+            if !d.is_dir() {
+                return Err(EvalError::Usage(format!(
+                    "--lcb-dir {}: not a directory",
+                    d.display()
+                )));
+            }
+        }
+        let mut train = TrainSide {
+            rule: String::new(),
+            families: transfer.train_families.clone(),
+            problems: None,
+            last_date: None,
+            rounds: transfer.train_rounds,
+        };
+        let held_out_rule;
+        match kind {
+            TransferKind::Task | TransferKind::Horizon => {
+                match (&transfer.split, &transfer.held_out_role) {
+                    (Some(split), Some(held)) => {
+                        train.rule = format!(
+                            "families of roles {} of split `{split}`",
+                            transfer.train_roles.join(", ")
+                        );
+                        held_out_rule = format!("families of role `{held}` of split `{split}`");
+                    }
+                    _ => {
+                        train.rule = "not recorded by the suite".into();
+                        held_out_rule = "the suite's tasks".into();
+                    }
+                }
+                if kind == TransferKind::Horizon {
+                    train.rule = format!(
+                        "{}; the proposer was trained with {} round(s)",
+                        train.rule,
+                        transfer.train_rounds.unwrap_or(1)
+                    );
+                }
+            }
+            TransferKind::Temporal => {
+                let mut rule = None;
+                for t in &mut suite.tasks {
+                    let TaskSource::Lcb {
+                        dir, release, from, ..
+                    } = &mut t.source
+                    else {
+                        continue;
+                    };
+                    if let Some(d) = &o.lcb_dir {
+                        *dir = d.clone();
+                    }
+                    let split = crate::lcb::split::split(
+                        dir,
+                        crate::lcb::split::SplitSpec::V5ToV6,
+                        &crate::lcb::loader::LoadOptions::default(),
+                    )
+                    .map_err(|e| EvalError::Usage(format!("task {}: {e}", t.id)))?;
+                    let first = split.test.iter().map(|p| p.contest_date).min().ok_or_else(|| {
+                        EvalError::Usage(format!(
+                            "task {}: {}: no problem is new in v6 (test6.jsonl after the last release_v5 date)",
+                            t.id,
+                            dir.display()
+                        ))
+                    })?;
+                    *release = "v6".into();
+                    *from = Some(first.to_string());
+                    train.problems = Some(split.train.len());
+                    train.last_date = split
+                        .train
+                        .iter()
+                        .map(|p| p.contest_date)
+                        .max()
+                        .map(|d| d.to_string());
+                    train.rule = split.train_rule.clone();
+                    rule = Some(split.test_rule.clone());
+                }
+                held_out_rule = rule.unwrap_or_default();
+            }
+        }
+        let mut eo = o.eval.clone();
+        let mut proposers: Vec<String> = if eo.proposers.is_empty() {
+            suite.proposers.clone()
+        } else {
+            eo.proposers
+                .iter()
+                .map(|p| {
+                    ProposerSpec::parse(p)
+                        .map(|s| s.normalized())
+                        .map_err(|e| EvalError::Usage(format!("--proposer: {e}")))
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let mut reference = Vec::new();
+        if !o.no_reference {
+            for r in &transfer.reference {
+                if !proposers.contains(r) {
+                    proposers.push(r.clone());
+                    reference.push(r.clone());
+                }
+            }
+        }
+        if proposers.is_empty() {
+            return Err(EvalError::Usage(
+                "no proposer: give --proposer SPEC or list `proposers` in the suite".into(),
+            ));
+        }
+        let out = eo.out.clone().unwrap_or_else(|| {
+            PathBuf::from("runs").join(format!("transfer-{}-{}", suite.name, &suite.sha256[..8]))
+        });
+        // Always one directory per proposer: with one proposer the evaluator writes
+        // into `out` itself, so point it at `out/<label>`.
+        eo.out = Some(if proposers.len() == 1 {
+            out.join(ProposerSpec::parse(&proposers[0])?.label())
+        } else {
+            out.clone()
+        });
+        eo.proposers = proposers.clone();
+        let mut settings = EvalSettings::resolve(&suite, &eo)?;
+        let mut runs = Vec::new();
+        for (i, spec) in settings.proposers.iter().enumerate() {
+            let label = ProposerSpec::parse(spec)?.label();
+            let dir = settings.arm_dir(i)?;
+            let rel = dir.strip_prefix(&out).map(Path::to_path_buf).unwrap_or(dir);
+            runs.push(IndexEntry {
+                label,
+                spec: spec.clone(),
+                reference: reference.contains(spec),
+                dir: rel,
+            });
+        }
+        settings.shard = o.eval.shard;
+        let index = TransferIndex {
+            schema: INDEX_SCHEMA,
+            kind,
+            suite: settings.suite.clone(),
+            k: transfer.k.clone(),
+            held_out: settings.tasks.iter().map(|t| t.id.clone()).collect(),
+            held_out_rule,
+            train,
+            runs,
+            lcb_dir: o.lcb_dir.clone(),
+            shard: settings.shard,
+            settings,
+        };
+        Ok(TransferSettings { index, transfer })
+    }
+
+    /// The output directory (holding `transfer.json`).
+    pub fn out(&self) -> PathBuf {
+        out_of(&self.index)
+    }
+}
+
+fn out_of(index: &TransferIndex) -> PathBuf {
+    if index.runs.len() == 1 {
+        index
+            .settings
+            .out
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    } else {
+        index.settings.out.clone()
+    }
+}
+
+/// The settings of the transfer run in `dir` (for `--resume DIR`).
+pub fn resume_settings(dir: &Path, kind: TransferKind) -> Result<TransferSettings, EvalError> {
+    let p = dir.join(INDEX);
+    if !p.exists() {
+        return Err(EvalError::Usage(format!(
+            "{}: not a transfer output directory (no {INDEX})",
+            dir.display()
+        )));
+    }
+    let mut index: TransferIndex = read_json(&p)?;
+    if index.kind != kind {
+        return Err(EvalError::Usage(format!(
+            "{} holds a {} transfer run; continue it with `hrl transfer {} --resume {}`",
+            dir.display(),
+            index.kind.as_str(),
+            index.kind.as_str(),
+            dir.display()
+        )));
+    }
+    // The directory may have moved since: re-anchor the run directories.
+    index.settings.out = if index.runs.len() == 1 {
+        dir.join(&index.runs[0].dir)
+    } else {
+        dir.to_path_buf()
+    };
+    let suite = Suite::load(&index.settings.suite.path).ok();
+    let transfer = match suite.and_then(|s| s.transfer) {
+        Some(t) => t,
+        None => Transfer {
+            kind,
+            k: index.k.clone(),
+            split: None,
+            train_roles: Vec::new(),
+            held_out_role: None,
+            train_families: index.train.families.clone(),
+            lcb_split: None,
+            train_rounds: index.train.rounds,
+            reference: Vec::new(),
+        },
+    };
+    Ok(TransferSettings { index, transfer })
+}
+
+/// What a transfer run produced.
+#[derive(Debug, Clone)]
+pub struct TransferOutcome {
+    pub out: PathBuf,
+    pub index: TransferIndex,
+    pub arms: Vec<ArmOutcome>,
+    /// `transfer.md`.
+    pub text: String,
+}
+
+/// Run a transfer suite: open the sandbox, executor and proposers, then
+/// [`run_with`].
+pub fn run(
+    ts: &TransferSettings,
+    resume: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<TransferOutcome, EvalError> {
+    let settings = &ts.index.settings;
+    prepare(ts, resume)?;
+    let sandbox = Sandbox::new(settings.sandbox_config())?;
+    let backend = Backend::open(settings)?;
+    let proposers = super::open_proposers(settings, &backend)?;
+    finish(
+        ts,
+        super::run_with(settings, &backend, &sandbox, &proposers, resume, progress),
+    )
+}
+
+/// Run a transfer suite with a given executor and proposers (tests).
+pub fn run_with(
+    ts: &TransferSettings,
+    backend: &Backend,
+    sandbox: &Sandbox,
+    proposers: &[std::sync::Arc<dyn proposer::Proposer>],
+    resume: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<TransferOutcome, EvalError> {
+    prepare(ts, resume)?;
+    let settings = &ts.index.settings;
+    finish(
+        ts,
+        super::run_with(settings, backend, sandbox, proposers, resume, progress),
+    )
+}
+
+fn prepare(ts: &TransferSettings, resume: bool) -> Result<(), EvalError> {
+    let out = ts.out();
+    let p = out.join(INDEX);
+    if p.exists() && !resume {
+        return Err(EvalError::Usage(format!(
+            "{} already holds a transfer run; continue it with --resume {} or choose another --out",
+            out.display(),
+            out.display()
+        )));
+    }
+    if resume {
+        let old: TransferIndex = read_json(&p)?;
+        if old.settings.proposers != ts.index.settings.proposers || old.shard != ts.index.shard {
+            return Err(EvalError::Usage(format!(
+                "{}: cannot resume: the run has other proposers or another shard",
+                p.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(&out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
+    run_dir::write_json(&p, &ts.index)
+}
+
+fn finish(
+    ts: &TransferSettings,
+    result: Result<Vec<ArmOutcome>, EvalError>,
+) -> Result<TransferOutcome, EvalError> {
+    let arms = result?;
+    let out = ts.out();
+    let text = render(&ts.index, &arms);
+    run_dir::write_text(&out.join(SUMMARY_MD), &text)?;
+    Ok(TransferOutcome {
+        out,
+        index: ts.index.clone(),
+        arms,
+        text,
+    })
+}
+
+/// The run directories of a transfer output directory, in index order.
+///
+/// HOOK(report): the lead wires `hrl report` here — render each of these run
+/// directories (and the index's K list) with the report renderer once it is merged.
+pub fn run_dirs(out: &Path) -> Result<Vec<PathBuf>, EvalError> {
+    let index: TransferIndex = read_json(&out.join(INDEX))?;
+    Ok(index.runs.iter().map(|r| out.join(&r.dir)).collect())
+}
+
+/// Re-render `transfer.md` from the run directories' summaries.
+pub fn rerender(out: &Path) -> Result<String, EvalError> {
+    let index: TransferIndex = read_json(&out.join(INDEX))?;
+    let mut arms = Vec::new();
+    for r in &index.runs {
+        let dir = out.join(&r.dir);
+        let summary: Summary = read_json(&dir.join(run_dir::SUMMARY))?;
+        arms.push(ArmOutcome {
+            label: r.label.clone(),
+            dir,
+            summary,
+        });
+    }
+    let text = render(&index, &arms);
+    run_dir::write_text(&out.join(SUMMARY_MD), &text)?;
+    Ok(text)
+}
+
+fn curve_at(s: &Summary, task: Option<usize>, k: u32) -> String {
+    let m = match task {
+        Some(i) => s.tasks.get(i).map(|t| &t.metrics),
+        None => Some(&s.overall),
+    };
+    m.and_then(|m| m.curve.get(k as usize))
+        .map(summary::fmt_est)
+        .unwrap_or_else(|| "-".into())
+}
+
+/// `transfer.md`: per K, the held-out test score of every proposer per task and
+/// overall (95 % hierarchical bootstrap CIs), and the per-round curve.
+pub fn render(index: &TransferIndex, arms: &[ArmOutcome]) -> String {
+    let s = &index.settings;
+    let metric = if index.kind == TransferKind::Temporal {
+        "pass@1 (one greedy program per problem, hidden tests)"
+    } else {
+        "test score"
+    };
+    let mut out = format!(
+        "# {} transfer: {}\n\nExecutor `{}`; G = {} candidates, M = {} harness samples, selection `{}`, seed {}; K = {:?} (one run of K = {}, smaller K read off its per-round curve).\n\n",
+        index.kind.as_str(),
+        index.suite.name,
+        arms.first()
+            .map(|a| a.summary.executor_model.clone())
+            .unwrap_or_else(|| s.executor.clone()),
+        s.candidates,
+        s.samples,
+        serde_json::to_value(s.select)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        s.seed,
+        index.k,
+        s.rounds
+    );
+    out.push_str(&format!(
+        "- held out (evaluated): {} — {}\n- training side (never evaluated here): {}{}\n",
+        index.held_out_rule,
+        index.held_out.join(", "),
+        index.train.rule,
+        match (&index.train.problems, &index.train.last_date) {
+            (Some(n), Some(d)) => format!(" ({n} problems, the last dated {d})"),
+            _ if !index.train.families.is_empty() => {
+                format!(" ({} families)", index.train.families.len())
+            }
+            _ => String::new(),
+        }
+    ));
+    if let Some(sh) = index.shard {
+        out.push_str(&format!(
+            "- **shard {sh}**: one part of the run; combine the parts with `hrl merge`\n"
+        ));
+    }
+    if s.limit.is_some() {
+        out.push_str("- **not comparable**: `--limit` cut the sets short\n");
+    }
+    if arms.iter().any(|a| !a.summary.complete) {
+        out.push_str("- **incomplete**: some trajectories did not finish\n");
+    }
+    out.push('\n');
+    let name = |a: &ArmOutcome| {
+        let reference = index.runs.iter().any(|r| r.label == a.label && r.reference);
+        if reference {
+            format!("{} (reference)", a.label)
+        } else {
+            a.label.clone()
+        }
+    };
+    let Some(first) = arms.first() else {
+        return out;
+    };
+    for &k in &index.k {
+        out.push_str(&format!(
+            "## K = {k}: held-out {metric}, 95 % CI\n\n| task | seed harness |"
+        ));
+        for a in arms {
+            out.push_str(&format!(" {} |", name(a)));
+        }
+        out.push_str("\n| --- | --- |");
+        for _ in arms {
+            out.push_str(" --- |");
+        }
+        out.push('\n');
+        for (i, t) in first.summary.tasks.iter().enumerate() {
+            out.push_str(&format!(
+                "| {} | {} |",
+                t.task,
+                curve_at(&first.summary, Some(i), 0)
+            ));
+            for a in arms {
+                out.push_str(&format!(" {} |", curve_at(&a.summary, Some(i), k)));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "| **mean over held-out tasks** | {} |",
+            curve_at(&first.summary, None, 0)
+        ));
+        for a in arms {
+            out.push_str(&format!(" {} |", curve_at(&a.summary, None, k)));
+        }
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!(
+        "## Per-round curve (mean over held-out tasks, 95 % CI band)\n\n| proposer |{}\n| --- |{}\n",
+        (0..=s.rounds)
+            .map(|r| format!(" round {r} |"))
+            .collect::<String>(),
+        " --- |".repeat(s.rounds as usize + 1)
+    ));
+    for a in arms {
+        out.push_str(&format!("| {} |", name(a)));
+        for r in 0..=s.rounds {
+            out.push_str(&format!(" {} |", curve_at(&a.summary, None, r)));
+        }
+        out.push('\n');
+    }
+    out.push_str("\nRun directories (one per proposer; `report.md` in each):\n\n");
+    for r in &index.runs {
+        out.push_str(&format!("- `{}`: `{}`\n", r.dir.display(), r.spec));
+    }
+    out
+}
+
+/// Merge the shards of a transfer run (see [`super::merge`]).
+pub(crate) fn merge(sources: &[PathBuf], out: &Path) -> Result<Vec<ArmOutcome>, EvalError> {
+    let mut indices = Vec::new();
+    for d in sources {
+        let i: TransferIndex = read_json(&d.join(INDEX))?;
+        indices.push(i);
+    }
+    for (d, i) in sources.iter().zip(&indices) {
+        if i.shard.is_none() {
+            return Err(EvalError::Usage(format!(
+                "{}: not a shard (the run was not started with --shard I/N); there is nothing to merge",
+                d.display()
+            )));
+        }
+        if i.runs != indices[0].runs || i.kind != indices[0].kind || i.suite != indices[0].suite {
+            return Err(EvalError::Usage(format!(
+                "{} is a shard of another transfer run than {} (suite, kind or proposers differ)",
+                d.display(),
+                sources[0].display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
+    let mut arms = Vec::new();
+    let mut dirs = Vec::new();
+    let mut configs = Vec::new();
+    for r in &indices[0].runs {
+        let parts: Vec<PathBuf> = sources.iter().map(|d| d.join(&r.dir)).collect();
+        let dir = out.join(&r.dir);
+        arms.push(super::merge::merge_eval(&parts, &dir)?);
+        configs.push(read_json(&dir.join(run_dir::CONFIG))?);
+        dirs.push(dir);
+    }
+    let mut index = indices[0].clone();
+    index.shard = None;
+    index.settings.shard = None;
+    index.settings.out = if index.runs.len() == 1 {
+        out.join(&index.runs[0].dir)
+    } else {
+        out.to_path_buf()
+    };
+    if index.runs.len() > 1 {
+        run_dir::write_json(&out.join(super::INVOCATION), &index.settings)?;
+        let text = super::comparison(&dirs, &configs, &arms)?;
+        run_dir::write_text(&out.join("comparison.md"), &text)?;
+    }
+    run_dir::write_json(&out.join(INDEX), &index)?;
+    run_dir::write_text(&out.join(SUMMARY_MD), &render(&index, &arms))?;
+    Ok(arms)
+}
