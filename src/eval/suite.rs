@@ -478,6 +478,10 @@ impl TrainSpec {
         }
         Ok(())
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TransferFile {
     kind: TransferKind,
     k: Vec<u32>,
@@ -811,6 +815,7 @@ impl Suite {
         let train = match f.train {
             None => None,
             Some(t) => Some(resolve_train(t, &tasks, &base, f.seed).map_err(|(k, m)| err(&k, m))?),
+        };
         let transfer = match f.transfer {
             None => None,
             Some(t) => Some(check_transfer(t, f.rounds, &tasks, &base, &err, &resolve)?),

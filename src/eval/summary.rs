@@ -455,8 +455,13 @@ pub fn group_metrics(
     let data: Vec<TaskData> = config
         .tasks
         .iter()
-        .filter(|t| tasks.contains(&t.def.id))
-        .map(|t| task_data(&t.def.id, s.rounds, s.samples, &r, &c))
+        .enumerate()
+        .filter(|(_, t)| tasks.contains(&t.def.id))
+        .map(|(ti, t)| {
+            // A shard's groups count the harness samples it runs, as its summary does.
+            let mine: Vec<u32> = (0..s.samples).filter(|&m| s.runs_unit(ti, m)).collect();
+            task_data(&t.def.id, s.rounds, &mine, &r, &c)
+        })
         .collect();
     overall_of(&data, &format!("*group*{label}"))
 }

@@ -162,6 +162,7 @@ impl TrainSettings {
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out: self.out.clone(),
+            shard: None,
         }
     }
 
