@@ -70,6 +70,7 @@ classified_types!(
     crate::harness::runtime::RunError,
     crate::proposer::ProposerError,
     crate::eval::EvalError,
+    crate::reward::RewardError,
 );
 
 #[cfg(test)]

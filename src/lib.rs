@@ -18,6 +18,7 @@ pub mod jsonl;
 pub mod lcb;
 pub mod models;
 pub mod proposer;
+pub mod reward;
 pub mod sandbox;
 pub mod serve;
 pub mod stats;

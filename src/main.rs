@@ -47,6 +47,12 @@ enum Command {
     /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
     /// hierarchical confidence intervals (a suite file names tasks and defaults).
     Eval(cli::eval::EvalArgs),
+    /// Training contexts of a suite as a dataset of proposer prompts (for RL trainers).
+    #[command(subcommand)]
+    Contexts(cli::contexts::ContextsCmd),
+    /// Serve rewards of proposer completions on loopback (OpenRLHF remote reward
+    /// shape, native JSON; TRL and verl via examples/).
+    RewardServer(cli::reward_server::RewardServerArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => cli::serve::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Eval(a) => cli::eval::run(a),
+        Command::Contexts(cmd) => cli::contexts::run(cmd),
+        Command::RewardServer(a) => cli::reward_server::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

@@ -2,6 +2,7 @@
 //! that calls the library. No domain logic lives here.
 
 pub mod cache;
+pub mod contexts;
 pub mod endpoint;
 pub mod eval;
 pub mod exit_codes;
@@ -11,6 +12,7 @@ pub mod harness;
 pub mod humaneval;
 pub mod lcb;
 pub mod models;
+pub mod reward_server;
 pub mod run;
 pub mod sandbox;
 #[cfg(feature = "llama")]
