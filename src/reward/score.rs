@@ -77,7 +77,13 @@ pub struct RewardParts {
 }
 
 /// End-of-turn markers trainers may leave at the end of a decoded completion.
-const END_MARKERS: &[&str] = &["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>", "<|end|>"];
+const END_MARKERS: &[&str] = &[
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "</s>",
+    "<|end|>",
+];
 
 /// The completion without trailing end-of-turn markers.
 pub fn clean_completion(text: &str) -> &str {

@@ -108,7 +108,10 @@ pub fn serve(
                     open.fetch_sub(1, Ordering::SeqCst);
                     let e = HttpError::server(
                         503,
-                        format!("too many connections (limit {}); retry later", cfg.max_connections),
+                        format!(
+                            "too many connections (limit {}); retry later",
+                            cfg.max_connections
+                        ),
                     );
                     let mut w = stream;
                     let _ = http::write_response(&mut w, e.status, &e.body(), false);

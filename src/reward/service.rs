@@ -63,10 +63,7 @@ pub fn run<R>(
             (ArmLog::new(d.appender(run_dir::ROLLOUTS)?, keys), done)
         }
         None => (
-            ArmLog::new(
-                Appender::open(Path::new("/dev/null"))?,
-                HashSet::new(),
-            ),
+            ArmLog::new(Appender::open(Path::new("/dev/null"))?, HashSet::new()),
             HashMap::new(),
         ),
     };

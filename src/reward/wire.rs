@@ -36,8 +36,14 @@ use super::score::RewardParts;
 /// One row of a request: what to score, or why it cannot be.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Row {
-    Score { context: usize, completion: String },
-    Unscorable { context_id: Option<String>, reason: String },
+    Score {
+        context: usize,
+        completion: String,
+    },
+    Unscorable {
+        context_id: Option<String>,
+        reason: String,
+    },
 }
 
 /// The request shape, for the response.
@@ -79,7 +85,11 @@ fn label_id(label: &Value) -> Option<String> {
             if t.starts_with('{') {
                 serde_json::from_str::<Value>(t)
                     .ok()
-                    .and_then(|v| v.get("context_id").and_then(Value::as_str).map(str::to_string))
+                    .and_then(|v| {
+                        v.get("context_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
                     .or_else(|| Some(t.to_string()))
             } else if t.is_empty() {
                 None
@@ -160,7 +170,9 @@ fn row(
             None => {
                 return Row::Unscorable {
                     context_id: Some(id.clone()),
-                    reason: format!("unknown context id `{id}` (this server's contexts: GET /contexts)"),
+                    reason: format!(
+                        "unknown context id `{id}` (this server's contexts: GET /contexts)"
+                    ),
                 };
             }
         },
@@ -173,7 +185,9 @@ fn row(
                 None => {
                     return Row::Unscorable {
                         context_id: None,
-                        reason: "no context: no label, and the prompt holds no context's prompt text".into(),
+                        reason:
+                            "no context: no label, and the prompt holds no context's prompt text"
+                                .into(),
                     };
                 }
             }
@@ -208,7 +222,10 @@ pub fn native_rows(body: &Value, built: &Built) -> Result<Vec<Row>, String> {
     for (i, it) in items.into_iter().enumerate() {
         let Some(completion) = it.get("completion").and_then(Value::as_str) else {
             rows.push(Row::Unscorable {
-                context_id: it.get("context_id").and_then(Value::as_str).map(str::to_string),
+                context_id: it
+                    .get("context_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 reason: format!("items[{i}].completion is missing or not a string"),
             });
             continue;
@@ -314,14 +331,34 @@ mod tests {
             "labels": ["", null, "", "{\"context_id\": \"ctx-b\"}"],
         });
         let rows = openrlhf_rows(&body, &b).unwrap();
-        assert_eq!(rows[0], Row::Score { context: 0, completion: " done".into() });
-        assert_eq!(rows[1], Row::Score { context: 1, completion: "X".into() });
+        assert_eq!(
+            rows[0],
+            Row::Score {
+                context: 0,
+                completion: " done".into()
+            }
+        );
+        assert_eq!(
+            rows[1],
+            Row::Score {
+                context: 1,
+                completion: "X".into()
+            }
+        );
         assert!(matches!(rows[2], Row::Unscorable { .. }));
         // The label wins over the prompt text.
-        assert_eq!(rows[3], Row::Score { context: 1, completion: "q".into() });
+        assert_eq!(
+            rows[3],
+            Row::Score {
+                context: 1,
+                completion: "q".into()
+            }
+        );
         let bad = json!({"query": ["a"], "labels": ["ctx-zz"]});
         let rows = openrlhf_rows(&bad, &b).unwrap();
-        assert!(matches!(&rows[0], Row::Unscorable { reason, .. } if reason.contains("unknown context id")));
+        assert!(
+            matches!(&rows[0], Row::Unscorable { reason, .. } if reason.contains("unknown context id"))
+        );
         assert!(openrlhf_rows(&json!({"query": ["a"], "prompts": []}), &b).is_err());
         assert!(openrlhf_rows(&json!({"x": 1}), &b).is_err());
     }
@@ -329,8 +366,14 @@ mod tests {
     #[test]
     fn unscorable_rows_keep_their_place_in_the_response() {
         let rows = vec![
-            Row::Unscorable { context_id: None, reason: "r".into() },
-            Row::Score { context: 0, completion: String::new() },
+            Row::Unscorable {
+                context_id: None,
+                reason: "r".into(),
+            },
+            Row::Score {
+                context: 0,
+                completion: String::new(),
+            },
         ];
         let p = RewardParts {
             context_id: "ctx-a".into(),

@@ -163,7 +163,13 @@ fn harness_file(dir: &Path, name: &str, completion: &str) -> PathBuf {
     } else {
         ("```toml\n", "toml")
     };
-    let body = completion.split(tag).nth(1).unwrap().split("```").next().unwrap();
+    let body = completion
+        .split(tag)
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
     let p = dir.join(format!("{name}.{ext}"));
     std::fs::write(&p, body).unwrap();
     p
@@ -184,7 +190,14 @@ fn hrl_run(home: &Path, harness: &Path, dev_items: &[String], out: &Path) -> Vec
     );
     let st = Command::new(hrl())
         .env("HRL_HOME", home)
-        .args(["run", "--no-cache", "--executor", EXECUTOR, "--tasks", &spec])
+        .args([
+            "run",
+            "--no-cache",
+            "--executor",
+            EXECUTOR,
+            "--tasks",
+            &spec,
+        ])
         .arg("--harness")
         .arg(harness)
         .arg("--out")
@@ -200,7 +213,11 @@ fn hrl_run(home: &Path, harness: &Path, dev_items: &[String], out: &Path) -> Vec
         harness_rl::eval::records::read(&out.join("rollouts.jsonl")).unwrap();
     rs.sort_by_key(|r| dev_items.iter().position(|d| *d == r.item_id));
     let ids: Vec<&String> = rs.iter().map(|r| &r.item_id).collect();
-    assert_eq!(ids, dev_items.iter().collect::<Vec<_>>(), "the same instances");
+    assert_eq!(
+        ids,
+        dev_items.iter().collect::<Vec<_>>(),
+        "the same instances"
+    );
     assert!(rs.iter().all(|r| r.calls.iter().all(|c| !c.cached)));
     rs
 }
@@ -225,7 +242,8 @@ fn reward_server_answers_the_trainers_shapes_with_rewards_hrl_run_confirms() {
         &json!({"url": server.url}),
     );
     assert_eq!(listed["contexts"][0]["id"], cid);
-    let dev: Vec<String> = serde_json::from_value(listed["contexts"][0]["dev_items"].clone()).unwrap();
+    let dev: Vec<String> =
+        serde_json::from_value(listed["contexts"][0]["dev_items"].clone()).unwrap();
     assert_eq!(dev.len(), 2);
 
     // OpenRLHF: query = prompt + completion, labels = the dataset's label column. Row 1
@@ -236,9 +254,21 @@ fn reward_server_answers_the_trainers_shapes_with_rewards_hrl_run_confirms() {
         "<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
     );
     let query = row["query"].as_str().unwrap();
-    let completions = [DECLARATIVE, PROGRAM, RAISES, "garbage {{{ not a harness", PROGRAM];
+    let completions = [
+        DECLARATIVE,
+        PROGRAM,
+        RAISES,
+        "garbage {{{ not a harness",
+        PROGRAM,
+    ];
     let prompts = [query, chat.as_str(), query, query, query];
-    let labels = [cid.as_str(), "", cid.as_str(), cid.as_str(), "ctx-00000000000000000000"];
+    let labels = [
+        cid.as_str(),
+        "",
+        cid.as_str(),
+        cid.as_str(),
+        "ctx-00000000000000000000",
+    ];
     let body = json!({
         "query": prompts.iter().zip(&completions).map(|(p, c)| format!("{p}{c}<|im_end|>")).collect::<Vec<_>>(),
         "prompts": prompts,
@@ -260,10 +290,21 @@ fn reward_server_answers_the_trainers_shapes_with_rewards_hrl_run_confirms() {
     // Garbage: an invalid revision with its reason, the invalid reward.
     assert_eq!(f(&logs["valid"][3]), 0.0);
     assert_eq!(f(&rewards[3]), -0.5);
-    assert!(r["invalid_reasons"][3].as_str().unwrap().contains("code block"), "{r}");
+    assert!(
+        r["invalid_reasons"][3]
+            .as_str()
+            .unwrap()
+            .contains("code block"),
+        "{r}"
+    );
     // An unknown label: unscorable, never guessed from the text.
     assert_eq!(f(&rewards[4]), -0.5);
-    assert!(r["invalid_reasons"][4].as_str().unwrap().contains("unknown context id"));
+    assert!(
+        r["invalid_reasons"][4]
+            .as_str()
+            .unwrap()
+            .contains("unknown context id")
+    );
     // The declarative revision ran on the model.
     assert_eq!((f(&logs["valid"][0]), f(&logs["executes"][0])), (1.0, 1.0));
     assert!(f(&logs["tokens"][0]) > 0.0);
@@ -285,15 +326,25 @@ fn reward_server_answers_the_trainers_shapes_with_rewards_hrl_run_confirms() {
     // Independent path: `hrl run` of the same revised harnesses on the same instances.
     let dir = h.join("check");
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, c, parts) in [("decl", DECLARATIVE, decl), ("prog", PROGRAM, &n["results"][1])] {
+    for (name, c, parts) in [
+        ("decl", DECLARATIVE, decl),
+        ("prog", PROGRAM, &n["results"][1]),
+    ] {
         let rs = hrl_run(h, &harness_file(&dir, name, c), &dev, &dir.join(name));
         let scores: Vec<f64> = rs.iter().map(|x| x.score).collect();
         let item_scores: Vec<f64> = serde_json::from_value(parts["item_scores"].clone()).unwrap();
         assert_eq!(item_scores, scores, "{name}: per-item scores");
         let mean = scores.iter().sum::<f64>() / scores.len() as f64;
         assert_eq!(f(&parts["score"]), mean, "{name}");
-        let tokens: u64 = rs.iter().map(|x| x.tokens.prompt + x.tokens.completion).sum();
-        assert_eq!(parts["tokens"].as_u64().unwrap(), tokens, "{name}: the same model calls");
+        let tokens: u64 = rs
+            .iter()
+            .map(|x| x.tokens.prompt + x.tokens.completion)
+            .sum();
+        assert_eq!(
+            parts["tokens"].as_u64().unwrap(),
+            tokens,
+            "{name}: the same model calls"
+        );
         assert_eq!(
             parts["harness_hash"].as_str().unwrap(),
             rs[0].harness_hash,
@@ -352,13 +403,29 @@ fn context_ids_are_stable_across_exports() {
     let b = export(home2.path(), &home2.path().join("b"));
     assert_eq!(a, b, "same suite, same greedy executor: the same dataset");
     let row = &a[0];
-    for col in ["prompt", "query", "label", "context_id", "data_source", "reward_model", "extra_info", "task", "harness_kind", "parent_hash"] {
+    for col in [
+        "prompt",
+        "query",
+        "label",
+        "context_id",
+        "data_source",
+        "reward_model",
+        "extra_info",
+        "task",
+        "harness_kind",
+        "parent_hash",
+    ] {
         assert!(!row[col].is_null(), "column {col}");
     }
     assert_eq!(row["label"], row["context_id"]);
     assert_eq!(row["reward_model"]["ground_truth"], row["context_id"]);
     assert_eq!(row["prompt"][0]["role"], "system");
-    assert!(row["prompt"][1]["content"].as_str().unwrap().contains("# Current harness"));
+    assert!(
+        row["prompt"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("# Current harness")
+    );
     // Another set size is another scoring problem: another id.
     let st = Command::new(hrl())
         .env("HRL_HOME", home.path())
