@@ -386,6 +386,33 @@ print(json.dumps([compute_score("harness-rl", a["solution"], a["id"], {"context_
     assert_eq!(f(&verl[1]["valid"]), 0.0);
     assert_eq!(f(&verl[1]["score"]), -0.5);
 
+    // A request that is not the shape is a 400 with an error body; a bad completion
+    // never is (above).
+    let errors = python(
+        r#"
+import json, sys, urllib.request, urllib.error
+a = json.loads(sys.argv[1])
+out = []
+for path, body in [("/get_reward", b"not json"), ("/get_reward", b'{"x": 1}'),
+                   ("/score", b'{"items": 3}'), ("/nowhere", b"{}")]:
+    try:
+        urllib.request.urlopen(urllib.request.Request(a["url"] + path, data=body))
+        out.append([200, None])
+    except urllib.error.HTTPError as e:
+        out.append([e.code, json.loads(e.read())["error"]["message"]])
+print(json.dumps(out))
+"#,
+        &json!({"url": server.url}),
+    );
+    let codes: Vec<u64> = errors
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[0].as_u64().unwrap())
+        .collect();
+    assert_eq!(codes, vec![400, 400, 400, 404], "{errors}");
+    assert!(errors[0][1].as_str().unwrap().contains("not JSON"));
+
     // Everything scored is logged with its completion.
     drop(server);
     let log = std::fs::read_to_string(h.join("srv/rewards.jsonl")).unwrap();
@@ -445,4 +472,38 @@ fn context_ids_are_stable_across_exports() {
     )
     .unwrap();
     assert_ne!(c["context_id"], row["context_id"]);
+}
+
+#[test]
+fn bad_flags_are_usage_errors_before_any_model_loads() {
+    for (args, what) in [
+        (
+            vec!["reward-server", "--addr", "0.0.0.0:0"],
+            "not a loopback address",
+        ),
+        (
+            vec![
+                "reward-server",
+                "--addr",
+                "127.0.0.1:0",
+                "--validity-bonus",
+                "nan",
+            ],
+            "finite",
+        ),
+        (
+            vec!["contexts", "export", "--out", "/tmp/never-written"],
+            "no-such-suite",
+        ),
+    ] {
+        let st = Command::new(hrl())
+            .args(&args)
+            .args(["--suite", "no-such-suite.toml"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&st.stderr);
+        assert_eq!(st.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+    assert!(!Path::new("/tmp/never-written").exists());
 }
