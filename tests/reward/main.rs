@@ -453,6 +453,43 @@ fn context_ids_are_stable_across_exports() {
             .unwrap()
             .contains("# Current harness")
     );
+    // The prompt is the one an `llm:` proposer is shown in round 1 of `hrl eval`.
+    let run = home.path().join("eval");
+    let st = Command::new(hrl())
+        .env("HRL_HOME", home.path())
+        .args([
+            "eval",
+            "--limit",
+            "2",
+            "--samples",
+            "1",
+            "--candidates",
+            "1",
+            "--rounds",
+            "1",
+        ])
+        .arg("--suite")
+        .arg(repo().join("suites/smoke.toml"))
+        .arg("--out")
+        .arg(&run)
+        .arg("--no-progress")
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let proposal: Value = serde_json::from_str(
+        std::fs::read_to_string(run.join("proposals.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(proposal["round"], 1);
+    assert_eq!(proposal["prompt"], row["prompt"][1]["content"]);
     // Another set size is another scoring problem: another id.
     let st = Command::new(hrl())
         .env("HRL_HOME", home.path())
