@@ -17,8 +17,9 @@ What it does:
 2. ``hrl contexts export`` of the suite into ``OUT/contexts`` (the dataset), and
    ``hrl reward-server`` on a free loopback port (log in ``OUT/reward``).
 3. Loads the proposer model from an installed GGUF through transformers' GGUF
-   support (``--model-gguf``, default ``$HRL_HOME/models/smollm2-135m.gguf``; any
-   Hugging Face model directory with ``--model-dir`` instead) and trains it with
+   support (``--model-gguf``, default ``$HRL_HOME/models/smollm2-135m.gguf``,
+   de-quantized once into ``OUT/base-hf``; any Hugging Face model directory with
+   ``--model-dir`` instead) and trains it with
    ``GRPOTrainer`` for ``--steps`` steps: ``--generations`` completions per prompt,
    rewards from ``examples/reward_trl.py`` (context ids from the dataset's
    ``context_id`` column). The trained model goes to ``OUT/model``.
@@ -94,16 +95,42 @@ def start_reward_server(hrl: str, a, log_dir: Path):
     return proc, url
 
 
-def load_model(a):
+def gguf_to_hf(gguf: Path, out: Path) -> Path:
+    """De-quantize a GGUF into a plain Hugging Face directory (once). Training the
+    GGUF-loaded model directly is refused by transformers (it is flagged quantized
+    even though its weights were de-quantized to floats)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    done = out / "config.json"
+    if not done.exists():
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        # Newer transformers keep a GGUF quantizer attached even when every weight was
+        # unpacked to floats on the CPU; a dense model is a plain model.
+        if getattr(model, "hf_quantizer", None) is not None:
+            if not all(p.dtype.is_floating_point for p in model.parameters()):
+                raise SystemExit(f"{gguf}: weights stayed packed; pass --model-dir instead")
+            model.hf_quantizer = None
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+        model.save_pretrained(str(out))
+        tok.save_pretrained(str(out))
+        cfg = json.loads(done.read_text())
+        if cfg.pop("quantization_config", None) is not None:
+            done.write_text(json.dumps(cfg, indent=1))
+    return out
+
+
+def load_model(a, out: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if a.model_dir:
-        tok = AutoTokenizer.from_pretrained(a.model_dir)
-        model = AutoModelForCausalLM.from_pretrained(a.model_dir)
+        src = Path(a.model_dir)
     else:
         gguf = Path(a.model_gguf or hrl_home() / "models" / "smollm2-135m.gguf")
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        src = gguf_to_hf(gguf, out / "base-hf")
+    tok = AutoTokenizer.from_pretrained(str(src))
+    model = AutoModelForCausalLM.from_pretrained(str(src))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return model, tok
@@ -118,7 +145,7 @@ def train(a, dataset_path: Path, url: str, out: Path):
     from reward_trl import HarnessReward
 
     torch.manual_seed(a.seed)
-    model, tok = load_model(a)
+    model, tok = load_model(a, out)
     ds = load_dataset("json", data_files=str(dataset_path))["train"]
     keep = {"prompt", "context_id", "task"}
     ds = ds.remove_columns([c for c in ds.column_names if c not in keep])
