@@ -28,6 +28,8 @@ What it does:
    ``hrl eval --suite SUITE --proposer llm:openai:http://127.0.0.1:PORT/v1#trained``
    into ``OUT/eval``, so the trained proposer is measured exactly as any other.
 
+``--skip-eval`` stops after training; ``--eval-only`` runs step 4 on ``OUT/model``.
+
 Environment: ``HRL`` (the hrl binary, default ``target/release/hrl``), ``HRL_HOME``.
 """
 
@@ -268,19 +270,27 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-6)
     ap.add_argument("--validity-bonus", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--skip-eval", action="store_true")
+    ap.add_argument("--skip-eval", action="store_true", help="train only")
+    ap.add_argument("--eval-only", action="store_true", help="evaluate OUT/model only")
     a = ap.parse_args()
     ensure_venv(Path(a.venv))
     hrl = os.environ.get("HRL", str(ROOT / "target" / "release" / "hrl"))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    dataset = export_contexts(hrl, a, out / "contexts")
-    proc, url = start_reward_server(hrl, a, out / "reward")
-    try:
-        model, tok, model_dir = train(a, dataset, url, out)
-    finally:
-        proc.kill()
-        proc.wait()
+    if a.eval_only:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model_dir = out / "model"
+        tok = AutoTokenizer.from_pretrained(str(model_dir))
+        model = AutoModelForCausalLM.from_pretrained(str(model_dir))
+    else:
+        dataset = export_contexts(hrl, a, out / "contexts")
+        proc, url = start_reward_server(hrl, a, out / "reward")
+        try:
+            model, tok, model_dir = train(a, dataset, url, out)
+        finally:
+            proc.kill()
+            proc.wait()
     if a.skip_eval:
         return
     model.eval()
