@@ -223,9 +223,15 @@ def serve_openai(model, tok, name: str, model_id: str):
         def do_POST(self):
             if self.path.rstrip("/") != "/v1/chat/completions":
                 return self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
-            req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            ids = tok.apply_chat_template(req["messages"], add_generation_prompt=True,
-                                          return_tensors="pt")
+            try:
+                self._complete(json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0")))))
+            except Exception as e:  # answer, so the client sees the reason
+                self._send(500, {"error": {"message": repr(e), "type": "server_error"}})
+
+        def _complete(self, req):
+            enc = tok.apply_chat_template(req["messages"], add_generation_prompt=True,
+                                          return_tensors="pt", return_dict=True)
+            ids = enc["input_ids"]
             temperature = float(req.get("temperature", 1.0))
             max_new = int(req.get("max_tokens") or 256)
             with lock:
