@@ -73,6 +73,7 @@ classified_types!(
     crate::train::TrainError,
     crate::report::ReportError,
     crate::shard::ShardError,
+    crate::reward::RewardError,
 );
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod lcb;
 pub mod models;
 pub mod proposer;
 pub mod report;
+pub mod reward;
 pub mod sandbox;
 pub mod serve;
 pub mod shard;

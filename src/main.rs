@@ -61,6 +61,12 @@ enum Command {
     Transfer(cli::transfer::TransferCmd),
     /// Combine the run directories of the shards of one run (`--shard I/N`).
     Merge(cli::merge::MergeArgs),
+    /// Training contexts of a suite as a dataset of proposer prompts (for RL trainers).
+    #[command(subcommand)]
+    Contexts(cli::contexts::ContextsCmd),
+    /// Serve rewards of proposer completions on loopback (OpenRLHF remote reward
+    /// shape, native JSON; TRL and verl via examples/).
+    RewardServer(cli::reward_server::RewardServerArgs),
     /// Harness files: show, hash, diff, apply typed edits, list snippets.
     #[command(subcommand)]
     Harness(cli::harness::HarnessCmd),
@@ -94,6 +100,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => cli::report::compare(a),
         Command::Transfer(cmd) => cli::transfer::run(cmd),
         Command::Merge(a) => cli::merge::run(a),
+        Command::Contexts(cmd) => cli::contexts::run(cmd),
+        Command::RewardServer(a) => cli::reward_server::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
         #[cfg(feature = "llama")]

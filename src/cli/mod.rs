@@ -2,6 +2,7 @@
 //! that calls the library. No domain logic lives here.
 
 pub mod cache;
+pub mod contexts;
 pub mod endpoint;
 pub mod eval;
 pub mod exit_codes;
@@ -13,6 +14,7 @@ pub mod lcb;
 pub mod merge;
 pub mod models;
 pub mod report;
+pub mod reward_server;
 pub mod run;
 pub mod sandbox;
 #[cfg(feature = "llama")]

@@ -165,7 +165,7 @@ pub struct ArmOutcome {
 }
 
 /// The description a prompted proposer reads.
-fn describe(def: &suite::TaskDef, sets: &sets::TaskSets) -> (ItemKind, String) {
+pub fn describe(def: &suite::TaskDef, sets: &sets::TaskSets) -> (ItemKind, String) {
     match &def.source {
         suite::TaskSource::Family { family, level, .. } => {
             let desc = crate::families::get(family)

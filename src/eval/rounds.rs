@@ -37,6 +37,7 @@ use super::{EvalError, TaskCtx};
 use crate::harness::Harness;
 use crate::harness::edit::{EditContext, FeedbackExample};
 use crate::harness::report::{ExecutionReport, ReportOptions};
+use crate::harness::rollout::Rollout;
 use crate::proposer::{
     HistoryCandidate, HistoryEntry, ProposalRequest, Proposer, Revision, TokenUse,
 };
@@ -157,6 +158,25 @@ fn set_score(r: &SetResult) -> SetScore {
     }
 }
 
+/// The feedback items `add_example` edits may draw on: each feedback item with the
+/// parent's response where it scored 1 (`rollouts` in the items' order; `None` when
+/// the parent was not run on the feedback set).
+pub fn edit_context(items: &[crate::task::Item], rollouts: Option<&[Rollout]>) -> EditContext {
+    EditContext {
+        feedback: items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| FeedbackExample {
+                item: item.clone(),
+                successful_response: rollouts
+                    .and_then(|rs| rs.get(i))
+                    .filter(|r| r.score >= 1.0 && !r.response.trim().is_empty())
+                    .map(|r| r.response.clone()),
+            })
+            .collect(),
+    }
+}
+
 /// Token accounting of one trajectory: each (set, harness) evaluation counted once.
 struct Tally {
     counted: HashSet<(SetName, String)>,
@@ -273,30 +293,10 @@ pub fn run_trajectory(
             let fb = &res[0];
             tally.count(fb, &mut tokens);
             let report = ExecutionReport::from_rollouts(&fb.rollouts, &sh.report);
-            let items = engine.sets(task).feedback.clone();
-            let ctx = EditContext {
-                feedback: items
-                    .iter()
-                    .zip(&fb.rollouts)
-                    .map(|(item, r)| FeedbackExample {
-                        item: item.clone(),
-                        successful_response: (r.score >= 1.0 && !r.response.trim().is_empty())
-                            .then(|| r.response.clone()),
-                    })
-                    .collect(),
-            };
+            let ctx = edit_context(&engine.sets(task).feedback, Some(&fb.rollouts));
             (Some(report), Some(fb.mean), ctx)
         } else {
-            let items = engine.sets(task).feedback.clone();
-            let ctx = EditContext {
-                feedback: items
-                    .iter()
-                    .map(|item| FeedbackExample {
-                        item: item.clone(),
-                        successful_response: None,
-                    })
-                    .collect(),
-            };
+            let ctx = edit_context(&engine.sets(task).feedback, None);
             (None, None, ctx)
         };
         // 2. Proposal (replayed when recorded).

@@ -67,32 +67,43 @@ impl LlmProposer {
 
     /// The messages of a round's prompt.
     pub fn messages(&self, request: &ProposalRequest<'_>) -> Vec<Message> {
-        let report = match request.report {
-            Some(r) => r.render_text(self.settings.report_tokens),
-            None => "(no report)".to_string(),
-        };
-        let history = if request.history.is_empty() {
-            "(none: this is the first round)".to_string()
-        } else {
-            request
-                .history
-                .iter()
-                .map(|h| h.render())
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        let user = self.template.render(
-            matches!(request.harness, Harness::Program(_)),
-            &Vars {
-                task: &request.task.description,
-                harness: &request.harness.canonical(),
-                report: &report,
-                history: &history,
-                round: request.round,
-            },
-        );
-        vec![Message::system(self.template.system()), Message::user(user)]
+        messages(&self.template, self.settings.report_tokens, request)
     }
+}
+
+/// The messages of a round's prompt under `template` (system, then user): exactly what
+/// an `llm:` proposer sends, for anyone who must show a model the same prompt (the
+/// reward service's context export).
+pub fn messages(
+    template: &Template,
+    report_tokens: usize,
+    request: &ProposalRequest<'_>,
+) -> Vec<Message> {
+    let report = match request.report {
+        Some(r) => r.render_text(report_tokens),
+        None => "(no report)".to_string(),
+    };
+    let history = if request.history.is_empty() {
+        "(none: this is the first round)".to_string()
+    } else {
+        request
+            .history
+            .iter()
+            .map(|h| h.render())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let user = template.render(
+        matches!(request.harness, Harness::Program(_)),
+        &Vars {
+            task: &request.task.description,
+            harness: &request.harness.canonical(),
+            report: &report,
+            history: &history,
+            round: request.round,
+        },
+    );
+    vec![Message::system(template.system()), Message::user(user)]
 }
 
 impl Proposer for LlmProposer {

@@ -32,15 +32,15 @@ use serde_json::Value;
 use crate::executor::openai::schema;
 
 /// Longest request or header line.
-pub(super) const MAX_HEAD_LINE: usize = 16 << 10;
+pub(crate) const MAX_HEAD_LINE: usize = 16 << 10;
 /// Most headers (and, separately, most trailers) in one request.
-pub(super) const MAX_HEADERS: usize = 100;
+pub(crate) const MAX_HEADERS: usize = 100;
 /// Longest chunk-size field (hex digits; 16 hold any 64-bit size).
 const MAX_CHUNK_DIGITS: usize = 16;
 
 /// An HTTP error answer (OpenAI error shape).
 #[derive(Debug)]
-pub(super) struct HttpError {
+pub(crate) struct HttpError {
     pub status: u16,
     pub kind: &'static str,
     pub message: String,
@@ -68,7 +68,7 @@ impl HttpError {
 
 /// One parsed HTTP/1.x request.
 #[derive(Debug)]
-pub(super) struct HttpRequest {
+pub(crate) struct HttpRequest {
     pub method: String,
     /// The target without its query string.
     pub path: String,
@@ -78,7 +78,7 @@ pub(super) struct HttpRequest {
 
 /// Why no request was read.
 #[derive(Debug)]
-pub(super) enum ReadError {
+pub(crate) enum ReadError {
     /// The client closed the connection (or went idle) between requests.
     Closed,
     /// A malformed or oversized request: answer it and close.
@@ -161,7 +161,7 @@ fn parse_chunk_size(line: &str, max_body: usize) -> Result<usize, ReadError> {
 }
 
 /// Read one request. `w` receives the interim `100 Continue` when the client asks.
-pub(super) fn read_request(
+pub(crate) fn read_request(
     r: &mut BufReader<TcpStream>,
     w: &mut TcpStream,
     max_body: usize,
@@ -317,7 +317,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// The bytes of a complete response.
-pub(super) fn response_bytes(status: u16, body: &Value, keep_alive: bool) -> Vec<u8> {
+pub(crate) fn response_bytes(status: u16, body: &Value, keep_alive: bool) -> Vec<u8> {
     let body = body.to_string();
     let head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
@@ -330,7 +330,7 @@ pub(super) fn response_bytes(status: u16, body: &Value, keep_alive: bool) -> Vec
     out
 }
 
-pub(super) fn write_response(
+pub(crate) fn write_response(
     w: &mut TcpStream,
     status: u16,
     body: &Value,
@@ -341,7 +341,7 @@ pub(super) fn write_response(
 }
 
 /// The reaper of gracefully closed sockets (see the module doc).
-pub(super) struct Linger {
+pub(crate) struct Linger {
     tx: Mutex<Option<mpsc::Sender<TcpStream>>>,
     lingering: Arc<AtomicUsize>,
     max_sockets: usize,

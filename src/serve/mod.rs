@@ -36,7 +36,7 @@
 
 mod api;
 mod batcher;
-mod http;
+pub(crate) mod http;
 
 use std::collections::HashMap;
 use std::io::BufReader;

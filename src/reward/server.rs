@@ -1,0 +1,243 @@
+//! `hrl reward-server`: the reward service on a loopback HTTP port, for RL engines
+//! that train proposer LLMs (shapes in [`super::wire`]).
+//!
+//! Endpoints: `POST /get_reward` (also `/reward`; OpenRLHF's remote reward shape),
+//! `POST /score` (native), `GET /contexts` (the contexts: id, task, parent, dev items),
+//! `GET /health` (counters). Errors of the request itself (a body that is not JSON,
+//! not the shape) are 400 with `{"error": {...}}`; a bad *completion* is never an
+//! error but an invalid revision with its reason.
+//!
+//! It uses the HTTP/1.1 layer of `hrl serve` (`crate::serve::http`: bounded request
+//! reading, keep-alive, chunked bodies, graceful close). One thread per connection up
+//! to `max_connections` (more are answered 503); every connection thread scores
+//! through the same engine, so completions of concurrent requests share executor
+//! batches. The server binds only after the contexts are built (the parents' feedback
+//! runs), then calls `ready` with the bound address (port 0 picks a free one).
+
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::RewardError;
+use super::context::Context;
+use super::score::RewardConfig;
+use super::service::{self, Service};
+use super::wire::{self, Row, Shape};
+use crate::eval::config::EvalSettings;
+use crate::serve::ServeError;
+use crate::serve::http::{self, HttpError, HttpRequest, Linger, ReadError};
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Must be a loopback address; port 0 picks a free port.
+    pub addr: SocketAddr,
+    pub max_connections: usize,
+    pub max_body_bytes: usize,
+    /// A connection that sends nothing for this long is closed.
+    pub idle_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(addr: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            addr,
+            max_connections: 256,
+            max_body_bytes: 64 << 20,
+            idle_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What `ready` is told once the server listens.
+pub struct Ready<'a> {
+    pub addr: SocketAddr,
+    pub contexts: &'a [Context],
+    pub executor_model_id: &'a str,
+}
+
+/// Build the contexts, listen on `cfg.addr`, call `ready`, and serve until `stop` is
+/// set (checked after every accepted connection) or the process ends. `out`: the
+/// service's output directory (see [`service`]).
+pub fn serve(
+    settings: &EvalSettings,
+    reward: RewardConfig,
+    cfg: &ServerConfig,
+    out: Option<&Path>,
+    stop: &AtomicBool,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<(), RewardError> {
+    if !cfg.addr.ip().is_loopback() {
+        return Err(ServeError::NotLoopback(cfg.addr.ip()).into());
+    }
+    if cfg.max_connections == 0 || cfg.max_body_bytes == 0 || cfg.idle_timeout.is_zero() {
+        return Err(ServeError::Config(
+            "max_connections, max_body_bytes and idle_timeout must be positive".into(),
+        )
+        .into());
+    }
+    service::run(settings, reward, out, true, |svc| {
+        let listener = TcpListener::bind(cfg.addr).map_err(|e| ServeError::Bind {
+            addr: cfg.addr,
+            detail: e.to_string(),
+        })?;
+        let addr = listener.local_addr().map_err(|e| ServeError::Bind {
+            addr: cfg.addr,
+            detail: e.to_string(),
+        })?;
+        let linger = Linger::start(Duration::from_secs(2), cfg.max_connections.max(64))
+            .map_err(|e| ServeError::Config(format!("spawning the linger thread: {e}")))?;
+        ready(&Ready {
+            addr,
+            contexts: &svc.built.contexts,
+            executor_model_id: &svc.backend.identity.model_id,
+        });
+        let open = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for stream in listener.incoming() {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let _ = stream.set_nodelay(true);
+                if open.fetch_add(1, Ordering::SeqCst) >= cfg.max_connections {
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    let e = HttpError::server(
+                        503,
+                        format!(
+                            "too many connections (limit {}); retry later",
+                            cfg.max_connections
+                        ),
+                    );
+                    let mut w = stream;
+                    let _ = http::write_response(&mut w, e.status, &e.body(), false);
+                    linger.close(w);
+                    continue;
+                }
+                let (open, linger) = (&open, &linger);
+                s.spawn(move || {
+                    connection(stream, svc, cfg, linger);
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        linger.stop();
+        Ok(())
+    })
+}
+
+/// Serve one connection until it closes or goes idle.
+fn connection(stream: TcpStream, svc: &Service<'_, '_, '_>, cfg: &ServerConfig, linger: &Linger) {
+    let _ = stream.set_read_timeout(Some(cfg.idle_timeout));
+    let Ok(mut w) = stream.try_clone() else {
+        return;
+    };
+    let mut r = BufReader::new(stream);
+    loop {
+        let rq = match http::read_request(&mut r, &mut w, cfg.max_body_bytes) {
+            Ok(rq) => rq,
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Bad(e)) => {
+                let _ = http::write_response(&mut w, e.status, &e.body(), false);
+                linger.close(w);
+                return;
+            }
+        };
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&rq, svc)));
+        let (status, body, keep_alive) = match handled {
+            Ok(Ok(body)) => (200, body, rq.keep_alive),
+            Ok(Err(e)) => (e.status, e.body(), rq.keep_alive),
+            Err(_) => {
+                let e = HttpError::server(500, "internal error: the request handler panicked");
+                (e.status, e.body(), false)
+            }
+        };
+        if http::write_response(&mut w, status, &body, keep_alive).is_err() || !keep_alive {
+            return;
+        }
+    }
+}
+
+/// Route one request.
+fn handle(rq: &HttpRequest, svc: &Service<'_, '_, '_>) -> Result<Value, HttpError> {
+    let built = svc.built;
+    match (rq.method.as_str(), rq.path.as_str()) {
+        ("GET", "/health") => {
+            let c = &svc.scorer.counters;
+            let e = &svc.scorer.engine.counters;
+            let b = svc.scorer.engine.batches();
+            Ok(json!({
+                "status": "ok",
+                "contexts": built.contexts.len(),
+                "executor": svc.backend.identity.spec,
+                "executor_model_id": svc.backend.identity.model_id,
+                "completions": c.completions.load(Ordering::Relaxed),
+                "invalid": c.invalid.load(Ordering::Relaxed),
+                "memo_hits": c.memo_hits.load(Ordering::Relaxed),
+                "rollouts_run": e.run.load(Ordering::Relaxed),
+                "rollouts_reused": e.reused.load(Ordering::Relaxed),
+                "executor_batches": b.batches,
+                "executor_batch_mean": b.mean_size(),
+                "executor_batch_max": b.max_size,
+            }))
+        }
+        ("GET", "/contexts") => Ok(json!({
+            "contexts": built.contexts.iter().map(|c| json!({
+                "id": c.id, "task": c.task, "task_key": c.task_key,
+                "parent_hash": c.parent_hash, "harness_kind": c.harness_kind,
+                "feedback_score": c.feedback_score, "dev_items": c.dev_items,
+            })).collect::<Vec<_>>(),
+        })),
+        ("POST", "/get_reward" | "/reward" | "/score") => {
+            let body: Value = serde_json::from_slice(&rq.body)
+                .map_err(|e| HttpError::bad(format!("the body is not JSON: {e}")))?;
+            let shape = if rq.path == "/score" {
+                Shape::Native
+            } else {
+                Shape::OpenRlhf
+            };
+            let rows = match shape {
+                Shape::Native => wire::native_rows(&body, built),
+                Shape::OpenRlhf => wire::openrlhf_rows(&body, built),
+            }
+            .map_err(HttpError::bad)?;
+            let items: Vec<(usize, &str)> = rows
+                .iter()
+                .filter_map(|r| match r {
+                    Row::Score {
+                        context,
+                        completion,
+                    } => Some((*context, completion.as_str())),
+                    Row::Unscorable { .. } => None,
+                })
+                .collect();
+            let parts = svc
+                .scorer
+                .score(&items)
+                .map_err(|e| HttpError::server(500, e.to_string()))?;
+            Ok(wire::response(
+                shape,
+                &rows,
+                &parts,
+                svc.scorer.config.invalid_reward,
+            ))
+        }
+        (_, "/health" | "/contexts" | "/get_reward" | "/reward" | "/score") => Err(HttpError {
+            status: 405,
+            kind: "invalid_request_error",
+            message: format!("{} {}: method not allowed", rq.method, rq.path),
+        }),
+        _ => Err(HttpError {
+            status: 404,
+            kind: "invalid_request_error",
+            message: format!(
+                "{} {}: no such endpoint (POST /get_reward, POST /score, GET /contexts, GET /health)",
+                rq.method, rq.path
+            ),
+        }),
+    }
+}
