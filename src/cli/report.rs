@@ -3,9 +3,9 @@
 //! renders; this file only writes the files and prints.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use harness_rl::report::compare::{self, CompareOptions};
 use harness_rl::report::export::{self, ExportOptions, Format};
@@ -57,52 +57,31 @@ pub struct CompareArgs {
     pub seed: u64,
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
 pub fn run(a: ReportArgs) -> Result<()> {
     let format = match a.format {
         FormatArg::Md => Format::Markdown,
         FormatArg::Html => Format::Html,
         FormatArg::Json => Format::Json,
     };
-    let r = report::report(
-        &a.run_dir,
-        &ReportOptions {
-            split: a.split.clone(),
-        },
-    )?;
-    let asset_prefix = a.out.as_ref().map(|p| {
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "report".into());
-        format!("{stem}-")
-    });
-    let out = export::exporter(format).render(&r, &ExportOptions { asset_prefix })?;
+    let options = ReportOptions {
+        split: a.split.clone(),
+    };
     match &a.out {
         Some(path) => {
-            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-            if let Some(d) = dir {
-                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            }
-            for (name, content) in &out.assets {
-                let p = dir.map_or_else(|| PathBuf::from(name), |d| d.join(name));
-                write_file(&p, content)?;
-            }
-            write_file(path, &out.text)?;
+            let written = report::write(&a.run_dir, &options, format, path)?;
             eprintln!(
                 "wrote {}{}",
                 path.display(),
-                if out.assets.is_empty() {
-                    String::new()
+                if written.len() > 1 {
+                    format!(" and {} plot(s) beside it", written.len() - 1)
                 } else {
-                    format!(" and {} plot(s) beside it", out.assets.len())
+                    String::new()
                 }
             );
         }
         None => {
+            let r = report::report(&a.run_dir, &options)?;
+            let out = export::exporter(format).render(&r, &ExportOptions { asset_prefix: None })?;
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(out.text.as_bytes())?;
             stdout.flush()?;

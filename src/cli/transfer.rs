@@ -144,8 +144,21 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
         super::eval::with_progress(&ts.index.settings, a.no_progress || a.json, |progress| {
             transfer::run(&ts, resume, progress)
         })?;
+    // Every proposer's run directory gets its self-contained HTML report.
+    let mut reports = Vec::new();
+    for dir in transfer::run_dirs(&outcome.out)? {
+        let path = dir.join("report.html");
+        harness_rl::report::write(
+            &dir,
+            &harness_rl::report::ReportOptions::default(),
+            harness_rl::report::export::Format::Html,
+            &path,
+        )?;
+        reports.push(path);
+    }
     if a.json {
         let v = serde_json::json!({
+            "reports": reports,
             "index": outcome.index,
             "summaries": outcome.arms.iter().map(|o| &o.summary).collect::<Vec<_>>(),
         });
@@ -158,6 +171,9 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
             transfer::INDEX,
             transfer::SUMMARY_MD
         );
+        for p in &reports {
+            println!("report: {}", p.display());
+        }
     }
     Ok(())
 }

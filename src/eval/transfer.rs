@@ -429,8 +429,7 @@ fn finish(
 
 /// The run directories of a transfer output directory, in index order.
 ///
-/// HOOK(report): the lead wires `hrl report` here — render each of these run
-/// directories (and the index's K list) with the report renderer once it is merged.
+/// `hrl transfer` writes each one's `report.html` (`report::write`) when the run ends.
 pub fn run_dirs(out: &Path) -> Result<Vec<PathBuf>, EvalError> {
     let index: TransferIndex = read_json(&out.join(INDEX))?;
     Ok(index.runs.iter().map(|r| out.join(&r.dir)).collect())

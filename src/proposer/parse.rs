@@ -99,6 +99,10 @@ fn edits(
     Ok((Harness::Declarative(out), RevisionForm::Edits))
 }
 
+/// Why a harness document that sets no field at all is refused.
+const EMPTY_DOCUMENT: &str =
+    "the harness document sets no field (only comments or nothing): not a revision";
+
 /// Read one block as `form`.
 fn read(
     text: &str,
@@ -110,6 +114,10 @@ fn read(
         Form::Toml => {
             if text.contains("[[edit]]") {
                 edits(text, parent, ctx)
+            } else if text.parse::<toml::Table>().is_ok_and(|t| t.is_empty()) {
+                // Comments or blank lines only: it would parse as the default harness,
+                // a "revision" a reward-trained proposer learns to game.
+                Err(EMPTY_DOCUMENT.into())
             } else {
                 Harness::parse_declarative(text, TextFormat::Toml, ORIGIN)
                     .map(|h| (h, RevisionForm::Toml))
@@ -119,6 +127,10 @@ fn read(
         Form::Json => {
             if looks_like_edits_json(text) {
                 edits(text, parent, ctx)
+            } else if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text)
+                .is_ok_and(|m| m.is_empty())
+            {
+                Err(EMPTY_DOCUMENT.into())
             } else {
                 Harness::parse_declarative(text, TextFormat::Json, ORIGIN)
                     .map(|h| (h, RevisionForm::Json))
@@ -319,7 +331,7 @@ mod tests {
     fn garbage_is_an_invalid_revision_with_a_reason() {
         let p = zero_shot();
         let ctx = EditContext::default();
-        let cases: [(&str, &str); 8] = [
+        let cases: [(&str, &str); 10] = [
             ("", "empty"),
             (
                 "I would improve the harness by adding examples.",
@@ -337,6 +349,8 @@ mod tests {
             ("```python\nprint('no solve here')\n```", "solve"),
             ("```toml\nsystem = \"cut off", "never closed"),
             ("```diff\n@@\n-nothing\n+x\n```", "does not apply"),
+            ("```toml\n# [Reporter]\n```", "sets no field"),
+            ("```json\n{}\n```", "sets no field"),
         ];
         for (text, needle) in cases {
             let e = revision(text, &p, &ctx).unwrap_err();

@@ -79,3 +79,40 @@ pub fn report(dir: &Path, options: &ReportOptions) -> Result<Report, ReportError
     let data = run_data::load(dir)?;
     model::build(&data, options)
 }
+
+/// Render the report of `dir` in `format` to the file `out`, with its plots (Markdown)
+/// written beside it as `<out stem>-<plot>.svg`; returns the paths written, `out` last.
+pub fn write(
+    dir: &Path,
+    options: &ReportOptions,
+    format: export::Format,
+    out: &Path,
+) -> Result<Vec<std::path::PathBuf>, ReportError> {
+    let r = report(dir, options)?;
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let rendered = export::exporter(format).render(
+        &r,
+        &export::ExportOptions {
+            asset_prefix: Some(format!("{stem}-")),
+        },
+    )?;
+    let parent = out.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = parent {
+        std::fs::create_dir_all(d).map_err(|e| ReportError::Io(format!("{}: {e}", d.display())))?;
+    }
+    let mut written = Vec::new();
+    let put = |p: &Path, text: &str| {
+        std::fs::write(p, text).map_err(|e| ReportError::Io(format!("{}: {e}", p.display())))
+    };
+    for (name, content) in &rendered.assets {
+        let p = parent.map_or_else(|| std::path::PathBuf::from(name), |d| d.join(name));
+        put(&p, content)?;
+        written.push(p);
+    }
+    put(out, &rendered.text)?;
+    written.push(out.to_path_buf());
+    Ok(written)
+}

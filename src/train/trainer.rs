@@ -366,8 +366,8 @@ pub fn run_with(
             metadata(settings, Some(backend), 0),
         )
     };
-    run_dir::write_json(&cfg_path, settings)?;
-    // Tasks and sets, as the evaluator builds them.
+    // Tasks and sets, as the evaluator builds them (before the run's config is written,
+    // so that a suite whose sets cannot be built leaves no run to block a restart).
     let task_ctx = TaskContext {
         sandbox: es.sandbox_config(),
         grade: es.grade_config(),
@@ -393,6 +393,7 @@ pub fn run_with(
         seeds.push(Arc::new(h));
         all_sets.push(s);
     }
+    run_dir::write_json(&cfg_path, settings)?;
     let n_train = t.train.len();
     let heldout: Vec<usize> = (n_train..settings.tasks.len()).collect();
     let done: HashMap<String, Rollout> =

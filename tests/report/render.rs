@@ -284,3 +284,26 @@ fn bad_input_is_named() {
         .code(2)
         .stderr(predicates::str::contains("train.jsonl:1"));
 }
+
+#[test]
+fn the_library_writer_gives_what_the_command_prints() {
+    // `hrl transfer` renders each run directory with `report::write`; it must give the
+    // page `hrl report --format html` prints.
+    let home = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("sub/report.html");
+    let written = harness_rl::report::write(
+        &fixture(),
+        &harness_rl::report::ReportOptions::default(),
+        harness_rl::report::export::Format::Html,
+        &page,
+    )
+    .unwrap();
+    assert_eq!(written.last().unwrap(), &page);
+    let printed = hrl(home.path())
+        .args(["report", fixture().to_str().unwrap(), "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success());
+    assert_eq!(std::fs::read(&page).unwrap(), printed.stdout);
+}
