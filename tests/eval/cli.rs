@@ -7,14 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use harness_rl::eval::summary::{Summary, comparable_part};
-use harness_rl::models;
 
+use super::common::{default_model, hrl, private_home};
 use super::sim::{SimModel, SimulatedServer};
 use super::util::*;
-
-fn hrl() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_hrl"))
-}
 
 fn summary(dir: &Path) -> Summary {
     let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
@@ -191,18 +187,9 @@ fn kill_9_then_resume_equals_an_uninterrupted_run() {
 #[test]
 fn smoke_suite_runs_end_to_end_on_smollm2() {
     let _g = heavy();
-    let m = models::known(models::DEFAULT_MODEL).unwrap();
-    assert!(m.is_installed(), "run `hrl models fetch {}`", m.name);
+    let m = default_model();
     // A private HRL_HOME: the model linked in, an empty completion cache.
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(
-        m.path(),
-        home.path()
-            .join("models")
-            .join(m.path().file_name().unwrap()),
-    )
-    .unwrap();
+    let home = private_home();
     let out = home.path().join("run");
     let st = Command::new(hrl())
         .env("HRL_HOME", home.path())

@@ -8,6 +8,8 @@
 //! Needs bubblewrap and writable cgroups (root), as the sandbox tests do.
 
 mod cli;
+#[path = "../common/mod.rs"]
+mod common;
 mod props;
 mod shard;
 mod sim;

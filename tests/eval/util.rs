@@ -3,8 +3,8 @@
 //! proposer, reading run directories.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
 use harness_rl::eval::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
@@ -15,27 +15,10 @@ use harness_rl::proposer::{
     Candidate, Proposal, ProposalRequest, Proposer, ProposerError, ProposerIdentity, Revision,
     RevisionForm, TokenUse,
 };
-use harness_rl::sandbox::{Sandbox, SandboxConfig};
 
 use super::sim::{self, SimModel, SimulatedExecutor};
 
-/// Tests that run many rollouts or a model hold this (a 2-core machine).
-pub fn heavy() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub fn sandbox() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        Sandbox::new(SandboxConfig::default())
-            .expect("the evaluator tests need bubblewrap (`make deps`) and writable cgroups (root)")
-    })
-}
-
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use super::common::{heavy, repo, sandbox};
 
 /// A suite text: `body` is appended to a header that names the seed harness (an
 /// absolute path), the executor `llama:sim-model` and `proposers`.

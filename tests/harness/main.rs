@@ -9,6 +9,8 @@
 //! (root), as the sandbox tests do.
 #![cfg(feature = "llama")]
 
+#[path = "../common/mod.rs"]
+mod common;
 mod files;
 mod props;
 mod util;

@@ -3,49 +3,22 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use harness_rl::executor::spec::{CacheSetting, ExecutorSpec, OpenOptions, OpenedExecutor};
 use harness_rl::harness::Harness;
 use harness_rl::harness::runtime::{self, RunConfig, RunContext, RunOutput};
-use harness_rl::models;
-use harness_rl::sandbox::{Sandbox, SandboxConfig};
 use harness_rl::task::TaskSet;
 use harness_rl::task::spec::TaskContext;
 
-/// Tests that run the model or many sandboxes hold this, so timing limits are not
-/// skewed by the other tests on a 2-core machine.
-pub fn heavy() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub fn sandbox() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        Sandbox::new(SandboxConfig::default())
-            .expect("the harness tests need bubblewrap (`make deps`) and writable cgroups (root)")
-    })
-}
-
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use super::common::{heavy, private_home, repo, sandbox};
 
 pub fn seed_harness(name: &str) -> PathBuf {
     repo().join("suites/harnesses").join(name)
 }
 
-/// The default model, which must be installed (`make test` fetches it).
+/// The default model's name (it must be installed).
 pub fn smol() -> &'static str {
-    let m = models::known(models::DEFAULT_MODEL).expect("the default model is known");
-    assert!(
-        m.is_installed(),
-        "{} is not installed: run `hrl models fetch {}`",
-        m.name,
-        m.name
-    );
-    m.name
+    super::common::default_model().name
 }
 
 /// SmolLM2 on one thread with `n_parallel` slots and a completion cache in `dir`
@@ -135,18 +108,4 @@ pub fn survivors(token: &str) -> Vec<i32> {
         }
     }
     found
-}
-
-/// A private HRL_HOME for CLI runs: the installed models linked in, an empty cache.
-pub fn private_home() -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    let models = home.path().join("models");
-    std::fs::create_dir_all(&models).unwrap();
-    for m in models::KNOWN_MODELS {
-        if m.is_installed() {
-            std::os::unix::fs::symlink(m.path(), models.join(m.path().file_name().unwrap()))
-                .unwrap();
-        }
-    }
-    home
 }

@@ -10,45 +10,17 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 
 use harness_rl::harness::rollout::Rollout;
-use harness_rl::models;
 use serde_json::{Value, json};
 
-fn hrl() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_hrl"))
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// One model-running test at a time (2 cores).
-fn heavy() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+#[path = "../common/mod.rs"]
+mod common;
+use common::{heavy, hrl, private_home, repo};
 
 /// The executor of the smoke suite (greedy, prefix reuse off: a completion does not
 /// depend on its batch).
 const EXECUTOR: &str = "llama:smollm2-135m,threads=1,n_parallel=8,ctx=2048,prefix_reuse=off";
-
-/// A private HRL_HOME with the SmolLM2 file linked in (and an empty cache).
-fn private_home() -> tempfile::TempDir {
-    let m = models::known(models::DEFAULT_MODEL).unwrap();
-    assert!(m.is_installed(), "run `hrl models fetch {}`", m.name);
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(
-        m.path(),
-        home.path()
-            .join("models")
-            .join(m.path().file_name().unwrap()),
-    )
-    .unwrap();
-    home
-}
 
 /// `hrl contexts export` of the smoke suite (sets cut to 2) into `out`.
 fn export(home: &Path, out: &Path) -> Vec<Value> {

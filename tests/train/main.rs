@@ -10,35 +10,20 @@
 //!
 //! Needs bubblewrap and writable cgroups (root), as the evaluator tests do.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod real;
 mod sim;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
 use harness_rl::eval::suite::Suite;
-use harness_rl::sandbox::{Sandbox, SandboxConfig};
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
 use harness_rl::train::trainer::{self, HeldoutRecord, StepLog, TrainOutcome};
 use sim::Rule;
 
-pub fn heavy() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn sandbox() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        Sandbox::new(SandboxConfig::default())
-            .expect("the trainer tests need bubblewrap (`make deps`) and writable cgroups (root)")
-    })
-}
-
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use common::{heavy, repo, sandbox};
 
 fn suite_text(families: &[&str], train: &str) -> String {
     let list: Vec<String> = families.iter().map(|f| format!("{f:?}")).collect();

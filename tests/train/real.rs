@@ -2,34 +2,19 @@
 //! gives no learning signal worth reading), then the checkpoint through
 //! `hrl eval --proposer policy:CKPT`, and `--steps 0` (the untrained policy).
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use harness_rl::models;
 use harness_rl::train::checkpoint::Checkpoint;
 use harness_rl::train::trainer;
 
-use super::{heavy, repo};
-
-fn hrl() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_hrl"))
-}
+use super::common::{default_model, heavy, hrl, private_home, repo};
 
 #[test]
 fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
     let _g = heavy();
-    let m = models::known(models::DEFAULT_MODEL).unwrap();
-    assert!(m.is_installed(), "run `hrl models fetch {}`", m.name);
+    let m = default_model();
     // A private HRL_HOME: the model linked in, an empty completion cache.
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("models")).unwrap();
-    std::os::unix::fs::symlink(
-        m.path(),
-        home.path()
-            .join("models")
-            .join(m.path().file_name().unwrap()),
-    )
-    .unwrap();
+    let home = private_home();
     let out = home.path().join("train");
     let st = Command::new(hrl())
         .env("HRL_HOME", home.path())
