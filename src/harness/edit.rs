@@ -310,55 +310,21 @@ pub fn parse_edits(text: &str, origin: &str) -> Result<Vec<Edit>, HarnessError> 
     Ok(f.edit)
 }
 
-/// The discrete edits available for `h` (the compact policy's action list): every
-/// snippet not yet present, every removal, every strategy and verification setting
-/// from a small grid, every format-rule snippet (and the original rule), a few
-/// sampling settings, and `add_example` for each feedback item id given.
-pub fn action_space(h: &Declarative, feedback_ids: &[String]) -> Vec<Edit> {
-    let mut v = Vec::new();
-    for s in snippets::of_kind(SnippetKind::Instruction) {
-        if !h.instructions.iter().any(|x| x == s.text) {
-            v.push(Edit::AddInstruction {
-                text: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-    }
-    for index in 0..h.instructions.len() {
-        v.push(Edit::RemoveInstruction { index });
-    }
-    for s in snippets::of_kind(SnippetKind::Note) {
-        if !h.notes.iter().any(|x| x == s.text) {
-            v.push(Edit::AddNote {
-                text: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-    }
-    for index in 0..h.notes.len() {
-        v.push(Edit::RemoveNote { index });
-    }
-    for id in feedback_ids {
-        v.push(Edit::AddExample {
-            from_feedback: id.clone(),
-        });
-    }
-    for index in 0..h.examples.len() {
-        v.push(Edit::RemoveExample { index });
-    }
-    for strategy in [
+/// The strategies the discrete edit space can set (a small grid).
+pub fn strategy_grid() -> Vec<Strategy> {
+    vec![
         Strategy::Direct {},
         Strategy::ReasonThenAnswer {},
         Strategy::Program { repl_print: false },
         Strategy::Program { repl_print: true },
         Strategy::PythonTool { max_calls: 2 },
         Strategy::PythonTool { max_calls: 4 },
-    ] {
-        if h.strategy != strategy {
-            v.push(Edit::SetStrategy { strategy });
-        }
-    }
-    for verification in [
+    ]
+}
+
+/// The verifications the discrete edit space can set (a small grid).
+pub fn verification_grid() -> Vec<Verification> {
+    vec![
         Verification::None {},
         Verification::ReRunOnError { max_retries: 1 },
         Verification::ReRunOnError { max_retries: 2 },
@@ -370,25 +336,44 @@ pub fn action_space(h: &Declarative, feedback_ids: &[String]) -> Vec<Edit> {
             n: 5,
             vote: Vote::Majority,
         },
-    ] {
-        if h.verification != verification {
-            v.push(Edit::SetVerification { verification });
-        }
-    }
-    for s in snippets::of_kind(SnippetKind::FormatRule) {
-        if h.format.rule.as_deref() != Some(s.text) {
-            v.push(Edit::SetFormatRule {
-                rule: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-    }
-    if h.format.rule.is_some() {
-        v.push(Edit::SetFormatRule {
-            rule: None,
-            snippet: None,
+    ]
+}
+
+/// The harness-independent discrete edits, in a fixed order (the compact policy's
+/// weights follow it): add each instruction snippet, add each note snippet, set each
+/// strategy and verification of the grids, set each format-rule snippet, restore the
+/// original format rule, set the temperature (0, 0.3, 0.7), set max tokens (256, 512,
+/// 1024, 2048).
+pub fn fixed_edits() -> Vec<Edit> {
+    let mut v = Vec::new();
+    for s in snippets::of_kind(SnippetKind::Instruction) {
+        v.push(Edit::AddInstruction {
+            text: None,
+            snippet: Some(s.id.into()),
         });
     }
+    for s in snippets::of_kind(SnippetKind::Note) {
+        v.push(Edit::AddNote {
+            text: None,
+            snippet: Some(s.id.into()),
+        });
+    }
+    for strategy in strategy_grid() {
+        v.push(Edit::SetStrategy { strategy });
+    }
+    for verification in verification_grid() {
+        v.push(Edit::SetVerification { verification });
+    }
+    for s in snippets::of_kind(SnippetKind::FormatRule) {
+        v.push(Edit::SetFormatRule {
+            rule: None,
+            snippet: Some(s.id.into()),
+        });
+    }
+    v.push(Edit::SetFormatRule {
+        rule: None,
+        snippet: None,
+    });
     for t in [0.0f32, 0.3, 0.7] {
         v.push(Edit::SetSampling {
             temperature: Some(t),
@@ -405,6 +390,41 @@ pub fn action_space(h: &Declarative, feedback_ids: &[String]) -> Vec<Edit> {
             stop: None,
         });
     }
+    v
+}
+
+/// Whether a fixed edit would leave `h` as it is (a snippet already present, the
+/// strategy or verification already set, the format rule already that one).
+fn is_noop(e: &Edit, h: &Declarative) -> bool {
+    let text = |id: &Option<String>| id.as_deref().and_then(snippets::get).map(|s| s.text);
+    match e {
+        Edit::AddInstruction { snippet, .. } => {
+            text(snippet).is_some_and(|t| h.instructions.iter().any(|x| x == t))
+        }
+        Edit::AddNote { snippet, .. } => {
+            text(snippet).is_some_and(|t| h.notes.iter().any(|x| x == t))
+        }
+        Edit::SetStrategy { strategy } => h.strategy == *strategy,
+        Edit::SetVerification { verification } => h.verification == *verification,
+        Edit::SetFormatRule { snippet: None, .. } => h.format.rule.is_none(),
+        Edit::SetFormatRule { snippet, .. } => h.format.rule.as_deref() == text(snippet),
+        _ => false,
+    }
+}
+
+/// The discrete edits available for `h`: every fixed edit ([`fixed_edits`]) that
+/// changes `h`, every removal, and `add_example` for each feedback item id given.
+pub fn action_space(h: &Declarative, feedback_ids: &[String]) -> Vec<Edit> {
+    let mut v: Vec<Edit> = fixed_edits()
+        .into_iter()
+        .filter(|e| !is_noop(e, h))
+        .collect();
+    v.extend((0..h.instructions.len()).map(|index| Edit::RemoveInstruction { index }));
+    v.extend((0..h.notes.len()).map(|index| Edit::RemoveNote { index }));
+    v.extend(feedback_ids.iter().map(|id| Edit::AddExample {
+        from_feedback: id.clone(),
+    }));
+    v.extend((0..h.examples.len()).map(|index| Edit::RemoveExample { index }));
     v
 }
 

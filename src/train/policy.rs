@@ -27,9 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::features::ContextFeatures;
-use crate::harness::declarative::{Strategy, Verification, Vote};
 use crate::harness::edit::{self, Edit, EditContext};
-use crate::harness::snippets::{self, SnippetKind};
 use crate::harness::{Declarative, Harness};
 
 /// What an action does.
@@ -59,83 +57,10 @@ pub struct Vocabulary {
     pub actions: Vec<Action>,
 }
 
-/// The grid of strategies the policy can set.
-pub fn strategy_grid() -> Vec<Strategy> {
-    vec![
-        Strategy::Direct {},
-        Strategy::ReasonThenAnswer {},
-        Strategy::Program { repl_print: false },
-        Strategy::Program { repl_print: true },
-        Strategy::PythonTool { max_calls: 2 },
-        Strategy::PythonTool { max_calls: 4 },
-    ]
-}
-
-/// The grid of verifications the policy can set.
-pub fn verification_grid() -> Vec<Verification> {
-    vec![
-        Verification::None {},
-        Verification::ReRunOnError { max_retries: 1 },
-        Verification::ReRunOnError { max_retries: 2 },
-        Verification::SelfConsistency {
-            n: 3,
-            vote: Vote::Majority,
-        },
-        Verification::SelfConsistency {
-            n: 5,
-            vote: Vote::Majority,
-        },
-    ]
-}
-
 impl Vocabulary {
     /// The built-in vocabulary (see the module doc).
     pub fn builtin() -> Vocabulary {
-        let mut fixed = Vec::new();
-        for s in snippets::of_kind(SnippetKind::Instruction) {
-            fixed.push(Edit::AddInstruction {
-                text: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-        for s in snippets::of_kind(SnippetKind::Note) {
-            fixed.push(Edit::AddNote {
-                text: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-        for strategy in strategy_grid() {
-            fixed.push(Edit::SetStrategy { strategy });
-        }
-        for verification in verification_grid() {
-            fixed.push(Edit::SetVerification { verification });
-        }
-        for s in snippets::of_kind(SnippetKind::FormatRule) {
-            fixed.push(Edit::SetFormatRule {
-                rule: None,
-                snippet: Some(s.id.into()),
-            });
-        }
-        fixed.push(Edit::SetFormatRule {
-            rule: None,
-            snippet: None,
-        });
-        for t in [0.0f32, 0.3, 0.7] {
-            fixed.push(Edit::SetSampling {
-                temperature: Some(t),
-                top_p: None,
-                max_tokens: None,
-                stop: None,
-            });
-        }
-        for m in [256u32, 512, 1024, 2048] {
-            fixed.push(Edit::SetSampling {
-                temperature: None,
-                top_p: None,
-                max_tokens: Some(m),
-                stop: None,
-            });
-        }
+        let mut fixed = edit::fixed_edits();
         fixed.push(Edit::ResetSampling);
         let mut actions: Vec<Action> = fixed
             .into_iter()
