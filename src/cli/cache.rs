@@ -48,6 +48,18 @@ pub struct CacheArgs {
     pub no_cache: bool,
 }
 
+impl CacheArgs {
+    /// The flags as the evaluator's cache choice (`None`: the suite's or the default).
+    pub fn choice(&self) -> Option<harness_rl::eval::config::CacheChoice> {
+        use harness_rl::eval::config::CacheChoice;
+        if self.no_cache {
+            Some(CacheChoice::Off)
+        } else {
+            self.cache.clone().map(CacheChoice::Path)
+        }
+    }
+}
+
 // Used by `generate` and `serve`, which need the `llama` feature.
 #[cfg_attr(not(feature = "llama"), allow(dead_code))]
 impl CacheArgs {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::Suite;
 use harness_rl::reward::{self, context, score::RewardConfig, service};
 
@@ -52,11 +52,7 @@ impl SuiteArgs {
             limit: self.limit,
             template: self.proposer_template.clone(),
             concurrency: self.concurrency,
-            cache: if self.cache.no_cache {
-                Some(CacheChoice::Off)
-            } else {
-                self.cache.cache.clone().map(CacheChoice::Path)
-            },
+            cache: self.cache.choice(),
             unsafe_no_isolation: self.unsafe_no_isolation,
             ..Overrides::default()
         };
@@ -106,6 +102,7 @@ fn export(a: ExportArgs) -> Result<()> {
         RewardConfig::default(),
         Some(&a.out),
         false,
+        usize::MAX,
         |svc| {
             let s = context::write_export(
                 &a.out,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::{Selection, Suite};
 use harness_rl::eval::{self, ArmOutcome, Progress, summary};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -92,10 +92,8 @@ pub struct EvalArgs {
 pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
     if let Some(dir) = &a.resume {
         let mut s = eval::resume_settings(dir)?;
-        if a.cache.no_cache {
-            s.cache = CacheChoice::Off;
-        } else if let Some(p) = &a.cache.cache {
-            s.cache = CacheChoice::Path(p.clone());
+        if let Some(c) = a.cache.choice() {
+            s.cache = c;
         }
         if let Some(c) = a.concurrency {
             s.limits.concurrency = Some(c);
@@ -123,11 +121,7 @@ pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
         tasks: a.task.clone(),
         template: a.proposer_template.clone(),
         concurrency: a.concurrency,
-        cache: if a.cache.no_cache {
-            Some(CacheChoice::Off)
-        } else {
-            a.cache.cache.clone().map(CacheChoice::Path)
-        },
+        cache: a.cache.choice(),
         unsafe_no_isolation: a.unsafe_no_isolation,
         out: a.out.clone(),
         shard: a

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use harness_rl::eval::config::CacheChoice;
 use harness_rl::eval::suite::Suite;
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
 use harness_rl::train::trainer::{self, StepLog};
@@ -90,11 +89,7 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
         eval_every: a.eval_every,
         seed: a.seed,
         concurrency: a.concurrency,
-        cache: if a.cache.no_cache {
-            Some(CacheChoice::Off)
-        } else {
-            a.cache.cache.clone().map(CacheChoice::Path)
-        },
+        cache: a.cache.choice(),
         unsafe_no_isolation: a.unsafe_no_isolation,
         out: a.out.clone(),
     };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use harness_rl::eval::config::{CacheChoice, Overrides};
+use harness_rl::eval::config::Overrides;
 use harness_rl::eval::suite::{Suite, TransferKind};
 use harness_rl::eval::transfer::{self, TransferOverrides, TransferSettings};
 
@@ -85,11 +85,7 @@ pub struct TransferArgs {
 
 /// The flags as a library config.
 pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSettings, bool)> {
-    let cache = if a.cache.no_cache {
-        Some(CacheChoice::Off)
-    } else {
-        a.cache.cache.clone().map(CacheChoice::Path)
-    };
+    let cache = a.cache.choice();
     if let Some(dir) = &a.resume {
         let mut ts = transfer::resume_settings(dir, kind)?;
         let s = &mut ts.index.settings;
