@@ -42,6 +42,11 @@ pub struct RewardServerArgs {
     /// Seconds a connection may send nothing before it is closed.
     #[arg(long, default_value_t = 600.0)]
     pub idle_timeout_s: f64,
+    /// Most (task, revised harness) evaluations kept in memory for repeats; older ones
+    /// are dropped first and scored again if asked for (their model calls then come
+    /// from the completion cache).
+    #[arg(long, default_value_t = server::DEFAULT_MEMO_CAPACITY)]
+    pub memo_capacity: usize,
 }
 
 pub fn run(a: RewardServerArgs) -> Result<()> {
@@ -70,6 +75,9 @@ pub fn run(a: RewardServerArgs) -> Result<()> {
         .checked_mul(1 << 20)
         .filter(|&b| b > 0)
         .ok_or_else(|| UsageError("--max-body-mib must be >= 1".into()))?;
+    if a.memo_capacity == 0 {
+        return Err(UsageError("--memo-capacity must be >= 1".into()).into());
+    }
     if a.max_connections == 0 {
         return Err(UsageError("--max-connections must be >= 1".into()).into());
     }
@@ -79,6 +87,7 @@ pub fn run(a: RewardServerArgs) -> Result<()> {
         max_connections: a.max_connections,
         max_body_bytes,
         idle_timeout: Duration::from_secs_f64(a.idle_timeout_s),
+        memo_capacity: a.memo_capacity,
     };
     let reward = RewardConfig {
         validity_bonus: a.validity_bonus,

@@ -10,7 +10,10 @@
 //! - A memo keyed by (task, set, harness hash): a set evaluation is computed once per
 //!   run, however many trajectories (or arms) ask for it, even at the same moment
 //!   (the later callers wait for the first). Unchanged harnesses are never re-run and
-//!   byte-identical candidates are never re-scored.
+//!   byte-identical candidates are never re-scored. Unbounded by default (a run's
+//!   harnesses are few); a long-lived service bounds it ([`Engine::with_memo_capacity`]):
+//!   past the capacity the oldest entries are dropped (first in, first out) and are
+//!   computed again if asked for (the completion cache still answers their model calls).
 //! - Resuming: rollouts already in a run directory's `rollouts.jsonl` (same item,
 //!   harness, executor identity and result-relevant settings) are taken from there
 //!   instead of being run again.
@@ -178,7 +181,12 @@ struct Unit {
 #[derive(Default)]
 struct State {
     queue: VecDeque<Unit>,
-    memo: HashMap<Key, Arc<Slot>>,
+    /// Slot and insertion number.
+    memo: HashMap<Key, (Arc<Slot>, u64)>,
+    /// Memo keys with their insertion numbers, oldest first (for eviction; an entry
+    /// whose key was evicted and inserted again is stale and skipped).
+    order: VecDeque<(Key, u64)>,
+    inserted: u64,
     shutdown: bool,
 }
 
@@ -192,6 +200,8 @@ pub struct Counters {
     /// Set evaluations computed / answered by the memo.
     pub evaluations: AtomicU64,
     pub memo_hits: AtomicU64,
+    /// Memo entries dropped to stay within the capacity.
+    pub memo_evictions: AtomicU64,
 }
 
 /// What [`Engine::score`] ran for one call.
@@ -216,6 +226,7 @@ pub struct Engine<'a> {
     cv: Condvar,
     checked: Mutex<HashMap<String, Result<(), String>>>,
     aborted: AtomicBool,
+    memo_capacity: usize,
     pub busy: Busy,
     pub counters: Counters,
 }
@@ -243,9 +254,21 @@ impl<'a> Engine<'a> {
             cv: Condvar::new(),
             checked: Mutex::new(HashMap::new()),
             aborted: AtomicBool::new(false),
+            memo_capacity: usize::MAX,
             busy: Busy::default(),
             counters: Counters::default(),
         }
+    }
+
+    /// Keep at most `n` (≥ 1) set evaluations in the memo (see the module doc).
+    pub fn with_memo_capacity(mut self, n: usize) -> Self {
+        self.memo_capacity = n.max(1);
+        self
+    }
+
+    /// Set evaluations held in the memo now.
+    pub fn memo_len(&self) -> usize {
+        self.lock().memo.len()
     }
 
     pub fn sets(&self, task: usize) -> &TaskSets {
@@ -415,7 +438,7 @@ impl<'a> Engine<'a> {
                 let key = (*task, *set, h.hash());
                 let items = self.sets[*task].get(*set).clone();
                 stats.rollouts += items.len();
-                if let Some(s) = st.memo.get(&key) {
+                if let Some((s, _)) = st.memo.get(&key) {
                     self.counters.memo_hits.fetch_add(1, Ordering::Relaxed);
                     slots.push(s.clone());
                     continue;
@@ -424,7 +447,21 @@ impl<'a> Engine<'a> {
                     result: Mutex::new(None),
                     cv: Condvar::new(),
                 });
-                st.memo.insert(key.clone(), slot.clone());
+                st.inserted += 1;
+                let n_ins = st.inserted;
+                st.memo.insert(key.clone(), (slot.clone(), n_ins));
+                st.order.push_back((key.clone(), n_ins));
+                while st.memo.len() > self.memo_capacity {
+                    // A dropped entry still in flight finishes for its waiters (they
+                    // hold its slot); only later askers compute it again.
+                    let Some((old, n)) = st.order.pop_front() else {
+                        break;
+                    };
+                    if st.memo.get(&old).is_some_and(|(_, m)| *m == n) {
+                        st.memo.remove(&old);
+                        self.counters.memo_evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
                 self.counters.evaluations.fetch_add(1, Ordering::Relaxed);
                 let n = items.len();
                 let job = Arc::new(Job {

@@ -31,6 +31,10 @@ use crate::eval::config::EvalSettings;
 use crate::serve::ServeError;
 use crate::serve::http::{self, HttpError, HttpRequest, Linger, ReadError};
 
+/// The default of [`ServerConfig::memo_capacity`]: tens of thousands of distinct
+/// revisions, each a few rollouts of a few KB.
+pub const DEFAULT_MEMO_CAPACITY: usize = 20_000;
+
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -40,6 +44,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: Duration,
+    /// Most set evaluations the scoring memo keeps (oldest dropped first; see
+    /// `eval::engine`): bounds the memory of a server that runs for days.
+    pub memo_capacity: usize,
 }
 
 impl ServerConfig {
@@ -49,6 +56,7 @@ impl ServerConfig {
             max_connections: 256,
             max_body_bytes: 64 << 20,
             idle_timeout: Duration::from_secs(600),
+            memo_capacity: DEFAULT_MEMO_CAPACITY,
         }
     }
 }
@@ -74,13 +82,18 @@ pub fn serve(
     if !cfg.addr.ip().is_loopback() {
         return Err(ServeError::NotLoopback(cfg.addr.ip()).into());
     }
-    if cfg.max_connections == 0 || cfg.max_body_bytes == 0 || cfg.idle_timeout.is_zero() {
+    if cfg.max_connections == 0
+        || cfg.max_body_bytes == 0
+        || cfg.idle_timeout.is_zero()
+        || cfg.memo_capacity == 0
+    {
         return Err(ServeError::Config(
-            "max_connections, max_body_bytes and idle_timeout must be positive".into(),
+            "max_connections, max_body_bytes, idle_timeout and memo_capacity must be positive"
+                .into(),
         )
         .into());
     }
-    service::run(settings, reward, out, true, |svc| {
+    service::run(settings, reward, out, true, cfg.memo_capacity, |svc| {
         let listener = TcpListener::bind(cfg.addr).map_err(|e| ServeError::Bind {
             addr: cfg.addr,
             detail: e.to_string(),
@@ -178,6 +191,8 @@ fn handle(rq: &HttpRequest, svc: &Service<'_, '_, '_>) -> Result<Value, HttpErro
                 "completions": c.completions.load(Ordering::Relaxed),
                 "invalid": c.invalid.load(Ordering::Relaxed),
                 "memo_hits": c.memo_hits.load(Ordering::Relaxed),
+                "memo_entries": svc.scorer.engine.memo_len(),
+                "memo_evictions": e.memo_evictions.load(Ordering::Relaxed),
                 "rollouts_run": e.run.load(Ordering::Relaxed),
                 "rollouts_reused": e.reused.load(Ordering::Relaxed),
                 "executor_batches": b.batches,

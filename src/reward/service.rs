@@ -38,12 +38,14 @@ pub struct Service<'s, 'e, 'a> {
 }
 
 /// Open everything, build the contexts, call `f`, then stop the workers.
-/// `rewards_log`: write `rewards.jsonl` into `out`.
+/// `rewards_log`: write `rewards.jsonl` into `out`. `memo_capacity`: the most set
+/// evaluations the engine's memo keeps (`usize::MAX`: unbounded).
 pub fn run<R>(
     settings: &EvalSettings,
     reward: RewardConfig,
     out: Option<&Path>,
     rewards_log: bool,
+    memo_capacity: usize,
     f: impl FnOnce(&Service<'_, '_, '_>) -> Result<R, RewardError>,
 ) -> Result<R, RewardError> {
     let sandbox = Sandbox::new(settings.sandbox_config()).map_err(crate::eval::EvalError::from)?;
@@ -81,7 +83,8 @@ pub fn run<R>(
         run_config.dispatch.clone(),
         prepared.sets.clone(),
         done,
-    );
+    )
+    .with_memo_capacity(memo_capacity);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..run_config.concurrency)
             .map(|_| s.spawn(|| engine.work()))

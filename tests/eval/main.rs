@@ -645,3 +645,76 @@ fn policy_checkpoints_need_the_trainer() {
     assert!(e.to_string().contains("trainer"), "{e}");
     let _: Option<Arc<dyn Proposer>> = None;
 }
+
+/// The engine's memo, bounded (as `hrl reward-server --memo-capacity` bounds it): past
+/// the capacity the oldest set evaluation is dropped and computed again when asked
+/// for, with the same scores; unbounded, each evaluation is computed once.
+#[test]
+fn a_bounded_memo_drops_the_oldest_evaluation_and_computes_it_again() {
+    use harness_rl::eval::engine::{ArmLog, Engine};
+    use harness_rl::eval::run_dir::Appender;
+    use harness_rl::eval::sets::{self, SetName};
+    use harness_rl::task::spec::TaskContext;
+    use std::collections::HashMap;
+    use std::sync::atomic::Ordering;
+
+    let _g = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let s = settings(
+        &suite_text(&zero_shot(), &["identity"], &one_task(1, 1, 1, "")),
+        dir.path(),
+        &dir.path().join("run"),
+    );
+    let exec = sim_exec(&s);
+    let def = &s.tasks[0];
+    let task_sets = sets::build(def, def.sets, &TaskContext::default()).unwrap();
+    let good = Arc::new(parse_toml(&marked("SIM-GOOD")));
+    let none = Arc::new(parse_toml(&marked("SIM-NONE")));
+    for (capacity, evaluations) in [(usize::MAX, 2), (1, 3)] {
+        let b = backend(&exec);
+        let rc = s.run_config(8);
+        let log = Arc::new(ArmLog::new(
+            Appender::open(&dir.path().join(format!("rollouts-{capacity}.jsonl"))).unwrap(),
+            HashSet::new(),
+        ));
+        let engine = Engine::new(
+            b.executor.clone(),
+            b.identity.reference(),
+            sandbox(),
+            rc.clone(),
+            rc.dispatch.clone(),
+            vec![task_sets.clone()],
+            HashMap::new(),
+        )
+        .with_memo_capacity(capacity);
+        let means: Vec<f64> = std::thread::scope(|sc| {
+            let workers: Vec<_> = (0..4).map(|_| sc.spawn(|| engine.work())).collect();
+            let means = [&good, &none, &good]
+                .iter()
+                .map(|h| {
+                    let (r, _) = engine
+                        .score(&[(0, SetName::Dev, (*h).clone())], &log)
+                        .unwrap();
+                    r[0].mean
+                })
+                .collect();
+            engine.shutdown();
+            for w in workers {
+                w.join().unwrap();
+            }
+            means
+        });
+        assert_eq!(means, vec![1.0, 0.0, 1.0], "capacity {capacity}");
+        let c = &engine.counters;
+        assert_eq!(
+            c.evaluations.load(Ordering::Relaxed),
+            evaluations,
+            "capacity {capacity}"
+        );
+        assert_eq!(
+            c.memo_evictions.load(Ordering::Relaxed),
+            if capacity == 1 { 2 } else { 0 }
+        );
+        assert!(engine.memo_len() <= capacity.min(2));
+    }
+}
