@@ -28,7 +28,7 @@
 //!   [`stratified_sign_flip_test`]: the paired permutation test of the same
 //!   statistic, flipping whole harness samples or single instances (exact enumeration
 //!   up to 2^20 patterns, seeded Monte Carlo above).
-//! - [`hierarchical_select_ci`]: the interval of a statistic that picks one group per
+//! - [`hierarchical_select_estimate`]: the interval of a statistic that picks one group per
 //!   resample (best-of-M selected by another score), resampling groups then units.
 
 use rand::Rng;
