@@ -36,6 +36,38 @@ pub struct SuiteRef {
     pub sha256: String,
 }
 
+impl SuiteRef {
+    /// The reference of a loaded suite.
+    pub fn of(suite: &Suite) -> SuiteRef {
+        SuiteRef {
+            name: suite.name.clone(),
+            path: suite.path.clone(),
+            sha256: suite.sha256.clone(),
+        }
+    }
+
+    /// The default output directory of `command` (eval, train, transfer) on this
+    /// suite: `runs/<command>-<suite name>-<first 8 hex of the suite's sha256>`.
+    pub fn default_out(&self, command: &str) -> PathBuf {
+        PathBuf::from("runs").join(format!("{command}-{}-{}", self.name, &self.sha256[..8]))
+    }
+}
+
+/// The suite's limits with a `--concurrency` override (which must be at least 1).
+pub fn limits_with_concurrency(
+    suite: &Suite,
+    concurrency: Option<usize>,
+) -> Result<Limits, EvalError> {
+    let mut limits = suite.limits.clone();
+    if let Some(c) = concurrency {
+        if c == 0 {
+            return Err(EvalError::Usage("--concurrency must be at least 1".into()));
+        }
+        limits.concurrency = Some(c);
+    }
+    Ok(limits)
+}
+
 /// Where completions are cached (a serialisable [`CacheSetting`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -192,22 +224,14 @@ impl EvalSettings {
         if let Some(t) = &o.template {
             proposer_settings.template = Some(t.clone());
         }
-        let mut limits = suite.limits.clone();
-        if let Some(c) = o.concurrency {
-            if c == 0 {
-                return Err(usage("--concurrency must be at least 1".into()));
-            }
-            limits.concurrency = Some(c);
-        }
-        let out = o.out.clone().unwrap_or_else(|| {
-            PathBuf::from("runs").join(format!("eval-{}-{}", suite.name, &suite.sha256[..8]))
-        });
+        let limits = limits_with_concurrency(suite, o.concurrency)?;
+        let suite_ref = SuiteRef::of(suite);
+        let out = o
+            .out
+            .clone()
+            .unwrap_or_else(|| suite_ref.default_out("eval"));
         Ok(EvalSettings {
-            suite: SuiteRef {
-                name: suite.name.clone(),
-                path: suite.path.clone(),
-                sha256: suite.sha256.clone(),
-            },
+            suite: suite_ref,
             tasks,
             executor,
             proposers,

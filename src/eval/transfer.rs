@@ -240,9 +240,10 @@ impl TransferSettings {
                 "no proposer: give --proposer SPEC or list `proposers` in the suite".into(),
             ));
         }
-        let out = eo.out.clone().unwrap_or_else(|| {
-            PathBuf::from("runs").join(format!("transfer-{}-{}", suite.name, &suite.sha256[..8]))
-        });
+        let out = eo
+            .out
+            .clone()
+            .unwrap_or_else(|| SuiteRef::of(&suite).default_out("transfer"));
         // Always one directory per proposer: with one proposer the evaluator writes
         // into `out` itself, so point it at `out/<label>`.
         eo.out = Some(if proposers.len() == 1 {

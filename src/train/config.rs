@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::TrainError;
-use crate::eval::config::{CacheChoice, EvalSettings, SuiteRef};
+use crate::eval::config::{CacheChoice, EvalSettings, SuiteRef, limits_with_concurrency};
 use crate::eval::suite::{Limits, Selection, Suite, TaskDef, TrainSpec};
 use crate::executor::ExecutorSpec;
 use crate::proposer::ProposerSettings;
@@ -102,13 +102,7 @@ impl TrainSettings {
         let executor = ExecutorSpec::parse(&executor)
             .map_err(|e| usage(format!("--executor: {e}")))?
             .normalized();
-        let mut limits = suite.limits.clone();
-        if let Some(c) = o.concurrency {
-            if c == 0 {
-                return Err(usage("--concurrency must be at least 1".into()));
-            }
-            limits.concurrency = Some(c);
-        }
+        let limits = limits_with_concurrency(suite, o.concurrency)?;
         let tasks: Vec<TaskDef> = t
             .train
             .iter()
@@ -122,15 +116,13 @@ impl TrainSettings {
                     .expect("the suite resolved its [train] ids")
             })
             .collect();
-        let out = o.out.clone().unwrap_or_else(|| {
-            PathBuf::from("runs").join(format!("train-{}-{}", suite.name, &suite.sha256[..8]))
-        });
+        let suite_ref = SuiteRef::of(suite);
+        let out = o
+            .out
+            .clone()
+            .unwrap_or_else(|| suite_ref.default_out("train"));
         Ok(TrainSettings {
-            suite: SuiteRef {
-                name: suite.name.clone(),
-                path: suite.path.clone(),
-                sha256: suite.sha256.clone(),
-            },
+            suite: suite_ref,
             tasks,
             executor,
             train: t,
