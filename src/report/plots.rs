@@ -52,6 +52,21 @@ fn colour(i: usize) -> RGBColor {
 const SEED_COLOUR: RGBColor = RGBColor(153, 153, 153);
 const FINAL_COLOUR: RGBColor = RGBColor(0, 114, 178);
 
+/// Draw the legend of `chart`'s labelled series at `position` (one style for every plot).
+fn legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
 /// Series with more members than this get no per-member legend entry.
 const MAX_LEGEND: usize = 10;
 
@@ -185,13 +200,7 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
             line.iter()
                 .map(|&p| Circle::new(p, 4, FINAL_COLOUR.filled())),
         )?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present()?;
         Ok(())
     })
@@ -281,13 +290,7 @@ fn families(e: &EvalReport) -> Result<Plot, ReportError> {
             .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
             .label("final (after K rounds)")
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], FINAL_COLOUR.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present()?;
         Ok(())
     })
@@ -351,13 +354,7 @@ fn pareto(e: &EvalReport) -> Result<Plot, ReportError> {
                 .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
                 .label("▲ seed harness, ● revision; line: Pareto front")
                 .legend(|(x, y)| TriangleMarker::new((x + 8, y), 6, BLACK.filled()));
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.4))
-                .label_font((FONT, 12))
-                .draw()?;
+            legend(&mut chart, SeriesLabelPosition::LowerRight)?;
             root.present()?;
             Ok(())
         },
@@ -430,12 +427,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
                 PathElement::new(vec![(x, y), (x + 18, y)], colour(1).stroke_width(2))
             });
         top.draw_series(held.iter().map(|&p| Circle::new(p, 3, colour(1).filled())))?;
-        top.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut top, SeriesLabelPosition::LowerRight)?;
         // Rates.
         let mut mid = ChartBuilder::on(&panels[1])
             .caption("Proposal validity and reuse", (FONT, 16))
@@ -465,12 +457,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .label(*label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
         }
-        mid.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut mid, SeriesLabelPosition::UpperRight)?;
         // Entropy.
         let mut bottom = ChartBuilder::on(&panels[2])
             .caption("Policy entropy", (FONT, 16))
