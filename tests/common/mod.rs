@@ -63,3 +63,18 @@ pub fn private_home() -> tempfile::TempDir {
     }
     home
 }
+
+/// Run `cmd` to completion and return its output; panics with its standard error when
+/// it does not exit 0.
+pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?} did not start: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} exited with {}:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}

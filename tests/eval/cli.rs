@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use harness_rl::eval::summary::{Summary, comparable_part};
 
-use super::common::{default_model, hrl, private_home};
+use super::common::{default_model, hrl, private_home, succeed};
 use super::sim::{SimModel, SimulatedServer};
 use super::util::*;
 
@@ -148,16 +148,11 @@ fn kill_9_then_resume_equals_an_uninterrupted_run() {
     );
     let logged = lines(&b.join("rollouts.jsonl"));
     assert!(!b.join("summary.json").exists());
-    let out = Command::new(hrl())
-        .args(["eval", "--resume"])
-        .arg(&b)
-        .args(["--no-cache", "--no-progress", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        Command::new(hrl())
+            .args(["eval", "--resume"])
+            .arg(&b)
+            .args(["--no-cache", "--no-progress", "--json"]),
     );
     let sb: Summary = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(comparable_part(&sa), comparable_part(&sb));
@@ -191,19 +186,14 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
     // A private HRL_HOME: the model linked in, an empty completion cache.
     let home = private_home();
     let out = home.path().join("run");
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home.path())
-        .args(["eval", "--suite"])
-        .arg(repo().join("suites/smoke.toml"))
-        .arg("--out")
-        .arg(&out)
-        .arg("--no-progress")
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    let st = succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home.path())
+            .args(["eval", "--suite"])
+            .arg(repo().join("suites/smoke.toml"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--no-progress"),
     );
     let text = String::from_utf8_lossy(&st.stdout);
     assert!(text.contains("| **overall** |"), "{text}");

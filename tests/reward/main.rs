@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 #[path = "../common/mod.rs"]
 mod common;
-use common::{heavy, hrl, private_home, repo};
+use common::{heavy, hrl, private_home, repo, succeed};
 
 /// The executor of the smoke suite (greedy, prefix reuse off: a completion does not
 /// depend on its batch).
@@ -24,18 +24,13 @@ const EXECUTOR: &str = "llama:smollm2-135m,threads=1,n_parallel=8,ctx=2048,prefi
 
 /// `hrl contexts export` of the smoke suite (sets cut to 2) into `out`.
 fn export(home: &Path, out: &Path) -> Vec<Value> {
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home)
-        .args(["contexts", "export", "--limit", "2", "--suite"])
-        .arg(repo().join("suites/smoke.toml"))
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home)
+            .args(["contexts", "export", "--limit", "2", "--suite"])
+            .arg(repo().join("suites/smoke.toml"))
+            .arg("--out")
+            .arg(out),
     );
     std::fs::read_to_string(out.join("contexts.jsonl"))
         .unwrap()
@@ -160,26 +155,21 @@ fn hrl_run(home: &Path, harness: &Path, dev_items: &[String], out: &Path) -> Vec
         "families:gcd:level=1:n={}:seed={seed}:start={start}",
         dev_items.len()
     );
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home)
-        .args([
-            "run",
-            "--no-cache",
-            "--executor",
-            EXECUTOR,
-            "--tasks",
-            &spec,
-        ])
-        .arg("--harness")
-        .arg(harness)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home)
+            .args([
+                "run",
+                "--no-cache",
+                "--executor",
+                EXECUTOR,
+                "--tasks",
+                &spec,
+            ])
+            .arg("--harness")
+            .arg(harness)
+            .arg("--out")
+            .arg(out),
     );
     let mut rs: Vec<Rollout> =
         harness_rl::eval::records::read(&out.join("rollouts.jsonl")).unwrap();
@@ -427,30 +417,25 @@ fn context_ids_are_stable_across_exports() {
     );
     // The prompt is the one an `llm:` proposer is shown in round 1 of `hrl eval`.
     let run = home.path().join("eval");
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home.path())
-        .args([
-            "eval",
-            "--limit",
-            "2",
-            "--samples",
-            "1",
-            "--candidates",
-            "1",
-            "--rounds",
-            "1",
-        ])
-        .arg("--suite")
-        .arg(repo().join("suites/smoke.toml"))
-        .arg("--out")
-        .arg(&run)
-        .arg("--no-progress")
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home.path())
+            .args([
+                "eval",
+                "--limit",
+                "2",
+                "--samples",
+                "1",
+                "--candidates",
+                "1",
+                "--rounds",
+                "1",
+            ])
+            .arg("--suite")
+            .arg(repo().join("suites/smoke.toml"))
+            .arg("--out")
+            .arg(&run)
+            .arg("--no-progress"),
     );
     let proposal: Value = serde_json::from_str(
         std::fs::read_to_string(run.join("proposals.jsonl"))

@@ -7,7 +7,7 @@ use std::process::Command;
 use harness_rl::train::checkpoint::Checkpoint;
 use harness_rl::train::trainer;
 
-use super::common::{default_model, heavy, hrl, private_home, repo};
+use super::common::{default_model, heavy, hrl, private_home, repo, succeed};
 
 #[test]
 fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
@@ -16,18 +16,13 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
     // A private HRL_HOME: the model linked in, an empty completion cache.
     let home = private_home();
     let out = home.path().join("train");
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home.path())
-        .args(["train", "--suite"])
-        .arg(repo().join("suites/train-smoke.toml"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home.path())
+            .args(["train", "--suite"])
+            .arg(repo().join("suites/train-smoke.toml"))
+            .arg("--out")
+            .arg(&out),
     );
     let log = trainer::read_train_log(&out).unwrap();
     assert_eq!(log.len(), 2);
@@ -44,20 +39,15 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
     assert!(out.join("ckpt-1.json").exists() && out.join("ckpt-2.json").exists());
     // The checkpoint as an `hrl eval` proposer (registered by the binary).
     let ev = home.path().join("eval");
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home.path())
-        .args(["eval", "--suite"])
-        .arg(repo().join("suites/train-smoke.toml"))
-        .arg("--proposer")
-        .arg(format!("policy:{}", out.join("last.json").display()))
-        .args(["--task", "count_primes", "--no-progress", "--out"])
-        .arg(&ev)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home.path())
+            .args(["eval", "--suite"])
+            .arg(repo().join("suites/train-smoke.toml"))
+            .arg("--proposer")
+            .arg(format!("policy:{}", out.join("last.json").display()))
+            .args(["--task", "count_primes", "--no-progress", "--out"])
+            .arg(&ev),
     );
     let cfg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ev.join("config.json")).unwrap()).unwrap();
@@ -65,18 +55,13 @@ fn hrl_train_runs_on_smollm2_and_its_checkpoint_evaluates() {
     assert_eq!(cfg["proposer"]["details"]["steps"], 2);
     // --steps 0: the untrained policy, written without running the model.
     let u = home.path().join("uniform");
-    let st = Command::new(hrl())
-        .env("HRL_HOME", home.path().join("nothing-here"))
-        .args(["train", "--steps", "0", "--suite"])
-        .arg(repo().join("suites/train-smoke.toml"))
-        .arg("--out")
-        .arg(&u)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    succeed(
+        Command::new(hrl())
+            .env("HRL_HOME", home.path().join("nothing-here"))
+            .args(["train", "--steps", "0", "--suite"])
+            .arg(repo().join("suites/train-smoke.toml"))
+            .arg("--out")
+            .arg(&u),
     );
     let c = Checkpoint::load(&u.join("last.json")).unwrap();
     assert!(c.theta.iter().all(|x| *x == 0.0) && c.metadata.steps == 0);
