@@ -450,7 +450,10 @@ impl<'a> Engine<'a> {
                 st.inserted += 1;
                 let n_ins = st.inserted;
                 st.memo.insert(key.clone(), (slot.clone(), n_ins));
-                st.order.push_back((key.clone(), n_ins));
+                if self.memo_capacity != usize::MAX {
+                    // Eviction order is only kept when there is a bound.
+                    st.order.push_back((key.clone(), n_ins));
+                }
                 while st.memo.len() > self.memo_capacity {
                     // A dropped entry still in flight finishes for its waiters (they
                     // hold its slot); only later askers compute it again.
