@@ -5,6 +5,7 @@
 #
 #   scripts/calibrate.sh                      # the whole grid, in order
 #   ONLY="zero-shot-L1 program-L1" scripts/calibrate.sh
+#   FAMILIES=maze,gcd ONLY=program-L1 scripts/calibrate.sh   # some families first
 #   RUNS=/work/runs/calib N=24 SEED=0 NICE=10 THREADS=1 scripts/calibrate.sh
 #   HRL=/path/to/hrl scripts/calibrate.sh     # a built binary (no cargo build)
 #
@@ -12,7 +13,9 @@
 # batch stays full; order: zero-shot L1, program L1, python-tool L1, then the L2s. Each
 # writes RUNS/<harness>-L<level>/ (rollouts.jsonl, summary.json, log); a rerun into the
 # same directory resumes (finished rollouts are reused), so the grid can be run in
-# several sittings. Runs go under `nice -n NICE` (other measurements have priority).
+# several sittings; FAMILIES (a comma list, default all) runs some families of a cell
+# first (their instances are the same as in the `all` run, so the full run later reuses
+# them). Runs go under `nice -n NICE` (other measurements have priority).
 # At the end the table is printed by scripts/calibration_table.py (also runnable alone
 # on a grid still going).
 set -euo pipefail
@@ -24,13 +27,15 @@ N=${N:-24}
 SEED=${SEED:-0}
 NICE=${NICE:-10}
 THREADS=${THREADS:-1}
-# threads=1: on the shared 2-core machine several model runs go at once; slots, threads
-# and context size are not part of the executor identity (they do not change greedy
-# outputs), so a grid may be resumed with other values.
+# threads=1: on the shared 2-core machine several model runs go at once. The thread
+# count is part of the executor identity (greedy outputs can differ with it; see
+# docs/RESULTS.md on HumanEval), so a grid must be resumed with the same THREADS;
+# slots and context size are not part of it.
 EXECUTOR=${EXECUTOR:-llama:qwen2.5-coder-0.5b,n_parallel=16,ctx=4096,threads=$THREADS}
 HRL=${HRL:-$ROOT/target/release/hrl}
 ORDER="zero-shot-L1 program-L1 python-tool-L1 zero-shot-L2 program-L2 python-tool-L2"
 ONLY=${ONLY:-$ORDER}
+FAMILIES=${FAMILIES:-all}
 
 if [ "$HRL" = "$ROOT/target/release/hrl" ]; then
     cargo build --release --quiet
@@ -45,7 +50,7 @@ for cell in $ORDER; do
     mkdir -p "$dir"
     cmd=(nice -n "$NICE" "$HRL" run
         --harness "suites/harnesses/$harness.toml"
-        --tasks "families:all:level=$level:n=$N:seed=$SEED"
+        --tasks "families:$FAMILIES:level=$level:n=$N:seed=$SEED"
         --executor "$EXECUTOR"
         --cache "$RUNS/completions.sqlite"
         --no-progress
