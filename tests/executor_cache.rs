@@ -767,3 +767,25 @@ fn cli_cache_stats_and_clear() {
         "{err}"
     );
 }
+
+/// Opening a cache that exists writes nothing, so it succeeds while another process
+/// holds the write lock (a run writing completions) instead of waiting for it. Before,
+/// every open inserted the format row: a poller reopening the cache competed with the
+/// writer for the lock (a flaky kill-and-resume test showed it).
+#[test]
+fn opening_an_existing_cache_does_not_wait_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.sqlite");
+    drop(open(&path));
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let start = Instant::now();
+    let reader = CompletionCache::open(&path).expect("open while a writer holds the lock");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "open waited {:?} for the writer",
+        start.elapsed()
+    );
+    assert_eq!(reader.stats().unwrap().entries, 0);
+    writer.execute_batch("COMMIT").unwrap();
+}

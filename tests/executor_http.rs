@@ -1832,9 +1832,33 @@ mod real_model {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        wait_until("a first completion is in the cache", || {
-            cache_entries(&cache) >= 1
-        });
+        // One reader connection, polled every 20 ms: reopening the cache on every poll
+        // (it initialises the schema) competes with the writer for the file's lock,
+        // and a run that fails early is reported with its stderr, not as a timeout.
+        let start = Instant::now();
+        let mut reader = None;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+                panic!("hrl generate ended ({status}) before the test killed it: {err}");
+            }
+            if reader.is_none() {
+                reader =
+                    harness_rl::executor::cache::CompletionCache::open_existing(&cache).unwrap();
+            }
+            if let Some(r) = &reader
+                && r.stats().unwrap().entries >= 1
+            {
+                break;
+            }
+            assert!(
+                start.elapsed() < SYNC_LIMIT,
+                "timed out waiting until a first completion is in the cache"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(reader);
         child.kill().unwrap();
         assert!(!child.wait().unwrap().success());
         let kept = cache_entries(&cache);

@@ -263,16 +263,27 @@ impl CompletionCache {
              CREATE INDEX IF NOT EXISTS completions_model ON completions(model_id);",
         )
         .map_err(|e| self.sql_err("creating tables", e))?;
-        conn.execute(
-            "INSERT OR IGNORE INTO meta(name, value) VALUES ('format', ?1)",
-            params![CACHE_FORMAT.to_string()],
-        )
-        .map_err(|e| self.sql_err("writing format", e))?;
-        let found: String = conn
-            .query_row("SELECT value FROM meta WHERE name = 'format'", [], |r| {
-                r.get(0)
+        // Opening an existing cache writes nothing: the format row is inserted only when
+        // it is missing. (An unconditional insert made every open a write transaction,
+        // so a process polling the cache starved the run writing it.)
+        let read_format = || {
+            conn.query_row("SELECT value FROM meta WHERE name = 'format'", [], |r| {
+                r.get::<_, String>(0)
             })
-            .map_err(|e| self.sql_err("reading format", e))?;
+            .optional()
+            .map_err(|e| self.sql_err("reading format", e))
+        };
+        let found = match read_format()? {
+            Some(f) => f,
+            None => {
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(name, value) VALUES ('format', ?1)",
+                    params![CACHE_FORMAT.to_string()],
+                )
+                .map_err(|e| self.sql_err("writing format", e))?;
+                read_format()?.ok_or_else(|| self.sql_err("reading format", "no format row"))?
+            }
+        };
         if found != CACHE_FORMAT.to_string() {
             return Err(CacheError::Format {
                 path: self.path.clone(),
