@@ -17,6 +17,7 @@
 //! | `wrong` | an answer (or program) of the right shape that is wrong |
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::executor::{ExecutorRef, FinishReason, Message, Sampling};
 use crate::sandbox::EndReason;
@@ -181,11 +182,27 @@ pub struct Rollout {
 
 impl Rollout {
     /// The key that identifies a rollout for resuming: item, sample, harness,
-    /// executor identity and settings.
+    /// executor identity and settings, and the item's content (question and gold
+    /// answer). Item ids name a (family, level, seed, index) and not the generator's
+    /// version, so without the content a family whose generation changed (a retuned
+    /// level) would reuse rollouts of its old questions.
     pub fn key(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.question.as_bytes());
+        h.update([0]);
+        if let Some(g) = &self.gold {
+            h.update([1]);
+            h.update(g.as_bytes());
+        }
+        let content = h.finalize();
         format!(
-            "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-            self.item_id, self.sample, self.harness_hash, self.executor.hash, self.config_hash
+            "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+            self.item_id,
+            self.sample,
+            self.harness_hash,
+            self.executor.hash,
+            self.config_hash,
+            super::hex(&content[..8])
         )
     }
 

@@ -628,6 +628,27 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
         "{table}"
     );
     assert!(table.contains("executor-free rollouts: 0"), "{table}");
+    // A rollout of the same item id whose question differs (an older generator
+    // version of the family) is not reused: that item runs again.
+    let log = std::fs::read_to_string(run_dir.join("rollouts.jsonl")).unwrap();
+    // (The torn line written above is still last; it is left out.)
+    let mut lines: Vec<String> = log.lines().take(3).map(String::from).collect();
+    let mut first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    first["question"] = "The question an older version of the family asked.".into();
+    lines[0] = first.to_string();
+    std::fs::write(run_dir.join("rollouts.jsonl"), lines.join("\n") + "\n").unwrap();
+    let o = Command::cargo_bin("hrl")
+        .unwrap()
+        .env("HRL_HOME", home.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s3: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s3["reused"], 2);
+    assert_eq!(s3["items"], 3);
+    let log = std::fs::read_to_string(run_dir.join("rollouts.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 4);
 }
 
 #[test]
