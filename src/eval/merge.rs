@@ -49,6 +49,23 @@ pub struct MergeSource {
     pub dir: PathBuf,
 }
 
+impl MergeRecord {
+    /// The record of merging `shards` (ordered by [`order_shards`]).
+    fn of<T>(kind: &str, shards: &[(PathBuf, Shard, T)]) -> MergeRecord {
+        MergeRecord {
+            kind: kind.into(),
+            shard_count: shards[0].1.count(),
+            sources: shards
+                .iter()
+                .map(|(d, s, _)| MergeSource {
+                    shard: *s,
+                    dir: d.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 pub const MERGE_RECORD: &str = "merge.json";
 
 /// What a merge produced.
@@ -401,20 +418,7 @@ pub fn merge_eval(sources: &[PathBuf], out: &Path) -> Result<ArmOutcome, EvalErr
         &rd.file(run_dir::REPORT),
         &summary::markdown(&s, &config, &ex),
     )?;
-    run_dir::write_json(
-        &rd.file(MERGE_RECORD),
-        &MergeRecord {
-            kind: "eval".into(),
-            shard_count: shards[0].1.count(),
-            sources: shards
-                .iter()
-                .map(|(d, s, _)| MergeSource {
-                    shard: *s,
-                    dir: d.clone(),
-                })
-                .collect(),
-        },
-    )?;
+    run_dir::write_json(&rd.file(MERGE_RECORD), &MergeRecord::of("eval", &shards))?;
     Ok(ArmOutcome {
         label: config.proposer.label.clone(),
         dir: out.to_path_buf(),
@@ -653,19 +657,6 @@ fn merge_run(sources: &[PathBuf], out: &Path) -> Result<RunSummary, EvalError> {
         0.0
     };
     run_dir::write_json(&out.join("summary.json"), &s)?;
-    run_dir::write_json(
-        &out.join(MERGE_RECORD),
-        &MergeRecord {
-            kind: "run".into(),
-            shard_count: shards[0].1.count(),
-            sources: shards
-                .iter()
-                .map(|(d, s, _)| MergeSource {
-                    shard: *s,
-                    dir: d.clone(),
-                })
-                .collect(),
-        },
-    )?;
+    run_dir::write_json(&out.join(MERGE_RECORD), &MergeRecord::of("run", &shards))?;
     Ok(s)
 }
