@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Python side of scripts/bench_run_vs_python.sh: the zero-shot protocol of `hrl run`
-with llama-cpp-python, on the prompts `hrl run` sent.
+"""The Python side of scripts/bench_run_vs_python.sh: the protocol of an `hrl run` with
+llama-cpp-python, on the prompts `hrl run` sent.
 
 Reads an `hrl run` rollouts.jsonl, and for each rollout (in item order) sends the messages
 of its executor call to llama-cpp-python's chat completion on the same GGUF, greedy
@@ -10,11 +10,19 @@ the answer, as the zero-shot strategy does. Stops after --max-seconds (the rate 
 per item done). Prints one JSON object: items, seconds (generation only, model load
 excluded), items/s, and how often the prompt token count, the completion and the
 extracted answer equal hrl's.
+
+With --all-calls (multi-call harnesses such as `program`): every executor call of every
+rollout is replayed in order, and every tool call the rollout made (the program the
+strategy ran) is run with the local `python3` (stdin as recorded, 10 s limit, no sandbox:
+cheaper than hrl's, so conservative for hrl). The protocol's later prompts depend on
+earlier outputs; replaying hrl's recorded prompts keeps the work identical even where a
+completion differs. Counts are then per call (`same_completion` of `calls`).
 """
 
 import argparse
 import json
 import re
+import subprocess
 import sys
 import time
 
@@ -33,6 +41,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=1e9)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--version", action="store_true")
+    ap.add_argument("--all-calls", action="store_true")
     args = ap.parse_args()
 
     import llama_cpp
@@ -57,29 +66,47 @@ def main():
     load_s = time.perf_counter() - t_load
 
     done = 0
+    calls = tools = 0
     same_prompt_tokens = same_completion = same_answer = 0
     completion_tokens = 0
     start = time.perf_counter()
     for r in rows:
-        call = r["calls"][0]
-        s = call["sampling"]
-        messages = [{"role": m["role"], "content": m["content"]} for m in call["messages"]]
-        out = llm.create_chat_completion(
-            messages=messages,
-            temperature=0.0,
-            top_k=1,
-            top_p=1.0,
-            min_p=0.0,
-            max_tokens=s.get("max_tokens") or 512,
-            stop=s.get("stop") or None,
-            seed=0,
-        )
-        text = out["choices"][0]["message"]["content"] or ""
-        usage = out["usage"]
-        completion_tokens += usage["completion_tokens"]
-        same_prompt_tokens += usage["prompt_tokens"] == call["prompt_tokens"]
-        same_completion += text == call["completion"]
-        same_answer += last_answer(text) == (r.get("extracted") or None)
+        todo = r["calls"] if args.all_calls else r["calls"][:1]
+        text = ""
+        for call in todo:
+            s = call["sampling"]
+            messages = [{"role": m["role"], "content": m["content"]} for m in call["messages"]]
+            out = llm.create_chat_completion(
+                messages=messages,
+                temperature=0.0,
+                top_k=1,
+                top_p=1.0,
+                min_p=0.0,
+                max_tokens=s.get("max_tokens") or 512,
+                stop=s.get("stop") or None,
+                seed=0,
+            )
+            text = out["choices"][0]["message"]["content"] or ""
+            usage = out["usage"]
+            completion_tokens += usage["completion_tokens"]
+            same_prompt_tokens += usage["prompt_tokens"] == call["prompt_tokens"]
+            same_completion += text == call["completion"]
+            calls += 1
+        if args.all_calls:
+            for t in r.get("tools", []):
+                try:
+                    subprocess.run(
+                        ["python3", "-c", t["code"]],
+                        input=t.get("stdin") or "",
+                        capture_output=True,
+                        text=True,
+                        timeout=10,
+                    )
+                except subprocess.TimeoutExpired:
+                    pass
+                tools += 1
+        else:
+            same_answer += last_answer(text) == (r.get("extracted") or None)
         done += 1
         if time.perf_counter() - start > args.max_seconds:
             break
@@ -92,10 +119,12 @@ def main():
             "seconds": round(seconds, 2),
             "load_seconds": round(load_s, 2),
             "items_per_s": done / seconds,
+            "calls": calls,
+            "tool_runs": tools,
             "completion_tokens": completion_tokens,
             "same_prompt_tokens": same_prompt_tokens,
             "same_completion": same_completion,
-            "same_answer": same_answer,
+            "same_answer": None if args.all_calls else same_answer,
         },
         sys.stdout,
     )

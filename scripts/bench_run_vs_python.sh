@@ -10,7 +10,10 @@
 #      cache): items/s and the executor batch sizes;
 #   4. the same program run again on the now warm cache: its wall time is the runtime's
 #      own time (every executor call is a cache hit), as a share of the cold run's.
-#   (Run in the order 1, 3, 4, 2: the Python side goes last so that a first-time
+#   5. the program protocol in Python: every executor call of hrl's cold program
+#      rollouts replayed with llama-cpp-python, one at a time, and every program run
+#      with python3: items/s and the ratio hrl (cold) / Python.
+#   (Run in the order 1, 3, 4, 2, 5: the Python side goes last so that a first-time
 #   install of llama-cpp-python, which compiles llama.cpp, delays nothing else.)
 #
 #   scripts/bench_run_vs_python.sh
@@ -92,6 +95,8 @@ fi
 echo "load average before the Python side: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" "$HELPER" --rollouts "$WORK/zero-shot/rollouts.jsonl" --model "$GGUF" \
     --threads "$THREADS" --max-seconds "$PY_MAX_SECONDS" > "$WORK/python.json"
+"$PY" "$HELPER" --rollouts "$WORK/program-cold/rollouts.jsonl" --model "$GGUF" --all-calls \
+    --threads "$THREADS" --max-seconds "$PY_MAX_SECONDS" > "$WORK/python-program.json"
 PY_ITEMS=$(field "$WORK/python.json" 'd["items"]')
 PY_RATE=$(field "$WORK/python.json" 'd["items_per_s"]')
 HRL_RATE=$(echo "$ITEMS / $HRL_S" | bc -l)
@@ -111,15 +116,23 @@ echo
 echo "## Python (llama-cpp-python $(field "$WORK/python.json" 'd["llama_cpp_python"]'))"
 cat "$WORK/python.json"
 echo
+echo "## Python, program protocol (all calls replayed, programs run)"
+cat "$WORK/python-program.json"
+echo
+PYP_RATE=$(field "$WORK/python-program.json" 'd["items_per_s"]')
+COLD_RATE=$(echo "$ITEMS / $COLD_S" | bc -l)
 printf '| side | items | seconds | items/s |\n| --- | --- | --- | --- |\n'
 printf '| hrl run, zero-shot (whole process) | %d | %.1f | %.3f |\n' "$ITEMS" "$HRL_S" "$HRL_RATE"
 printf '| llama-cpp-python, same prompts (generation only) | %d | %.1f | %.3f |\n' \
     "$PY_ITEMS" "$(field "$WORK/python.json" 'd["seconds"]')" "$PY_RATE"
 printf '| hrl run, program, cold cache | %d | %.1f | %.3f |\n' \
-    "$ITEMS" "$COLD_S" "$(echo "$ITEMS / $COLD_S" | bc -l)"
+    "$ITEMS" "$COLD_S" "$COLD_RATE"
 printf '| hrl run, program, warm cache | %d | %.1f | %.3f |\n' \
     "$ITEMS" "$WARM_S" "$(echo "$ITEMS / $WARM_S" | bc -l)"
+printf '| llama-cpp-python, program protocol (generation and programs) | %d | %.1f | %.3f |\n' \
+    "$(field "$WORK/python-program.json" 'd["items"]')" "$(field "$WORK/python-program.json" 'd["seconds"]')" "$PYP_RATE"
 printf 'ratio hrl / Python (zero-shot): %.2fx (goal >= 2.5x)\n' "$(echo "$HRL_RATE / $PY_RATE" | bc -l)"
+printf 'ratio hrl / Python (program, hrl cold): %.2fx (goal >= 2.5x)\n' "$(echo "$COLD_RATE / $PYP_RATE" | bc -l)"
 printf 'warm-cache wall time / cold wall time (program): %.1f%% (goal <= 10%%)\n' \
     "$(echo "100 * $WARM_S / $COLD_S" | bc -l)"
 for run in zero-shot program-cold; do
