@@ -155,13 +155,25 @@ pub struct Format {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SamplingOverrides {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shortest_f32"
+    )]
     pub temperature: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shortest_f32"
+    )]
     pub top_p: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shortest_f32"
+    )]
     pub min_p: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
@@ -169,6 +181,20 @@ pub struct SamplingOverrides {
     pub stop: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+}
+
+/// Write an `f32` as the shortest decimal that reads back as the same `f32` (`0.7`),
+/// carried in an `f64`: TOML has only 64-bit floats, and widening the `f32` itself
+/// would write `0.699999988079071`. The content hash keeps the widened form
+/// ([`Declarative::content`]), so hashes did not change with this.
+fn shortest_f32<S: serde::Serializer>(v: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => {
+            let wide: f64 = x.to_string().parse().unwrap_or(f64::from(*x));
+            s.serialize_some(&wide)
+        }
+        None => s.serialize_none(),
+    }
 }
 
 /// One worked example: the user turn as shown and the assistant turn.
@@ -468,7 +494,20 @@ impl Declarative {
         let mut c = self.clone();
         c.name.clear();
         c.description.clear();
-        serde_json::to_value(c).expect("a harness serialises")
+        let mut v = serde_json::to_value(c).expect("a harness serialises");
+        // Hash stability: the sampling floats keep the form they had before the
+        // canonical TOML wrote them shortest (`shortest_f32`), the f32 widened to f64.
+        let s = &self.sampling;
+        for (key, x) in [
+            ("temperature", s.temperature),
+            ("top_p", s.top_p),
+            ("min_p", s.min_p),
+        ] {
+            if let (Some(x), Some(obj)) = (x, v["sampling"].as_object_mut()) {
+                obj.insert(key.into(), serde_json::Value::from(x));
+            }
+        }
+        v
     }
 }
 
