@@ -850,6 +850,28 @@ fn a_missing_layer_is_refused_by_name_unless_unsafe() {
     assert_eq!(r.end, EndReason::Timeout);
 }
 
+/// A pool lends sessions to whichever thread runs next: a session started on a thread
+/// that has since exited still runs programs, with the worker it started with. (With
+/// bubblewrap's `--die-with-parent` the worker was killed when its starting thread
+/// exited, and the next program came back as "sandbox worker lost".)
+#[test]
+fn a_session_outlives_the_thread_that_started_it() {
+    let _guard = lock();
+    let mut s = std::thread::spawn(|| sandbox().session(&limits()).unwrap())
+        .join()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let r = s
+        .run(&RunRequest {
+            program: "print(6 * 7)".into(),
+            limits: limits(),
+            ..RunRequest::default()
+        })
+        .unwrap();
+    assert_eq!(r.stdout, b"42\n", "{r:?}");
+    assert_eq!(s.counts(), (1, 0), "the worker was restarted");
+}
+
 #[test]
 fn a_session_clears_state_and_survives_hostile_programs() {
     let _guard = lock();

@@ -39,7 +39,7 @@ pub(crate) fn probe_bwrap() -> Result<PathBuf, String> {
         .map(|d| d.join("bwrap"))
         .find(|p| p.is_file())
         .ok_or("bwrap not found on PATH (`make deps` installs the bubblewrap package)")?;
-    let mut args = base_args(&[], 1 << 20);
+    let mut args = base_args(&[], 1 << 20, true);
     args.extend(["--", "/usr/bin/true"].map(OsString::from));
     let out = Command::new(&path)
         .args(&args)
@@ -58,8 +58,17 @@ pub(crate) fn probe_bwrap() -> Result<PathBuf, String> {
 }
 
 /// Namespace, file system and environment arguments shared by one-shot runs and
-/// sessions. `tmpfs_bytes` sizes each of `/work` and `/tmp`.
-pub(crate) fn base_args(extra_ro: &[PathBuf], tmpfs_bytes: u64) -> Vec<OsString> {
+/// sessions. `tmpfs_bytes` sizes each of `/work` and `/tmp`. `die_with_parent` adds
+/// bubblewrap's `--die-with-parent`, a parent-death signal: Linux sends it when the
+/// *thread* that started bubblewrap exits, so only a run that its starting thread
+/// waits for (one-shot) may use it. A session's worker outlives the thread that
+/// started it (a pool lends it to other threads); it exits on EOF of its control
+/// pipe instead.
+pub(crate) fn base_args(
+    extra_ro: &[PathBuf],
+    tmpfs_bytes: u64,
+    die_with_parent: bool,
+) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(OsString::from));
     push(&[
@@ -72,7 +81,6 @@ pub(crate) fn base_args(extra_ro: &[PathBuf], tmpfs_bytes: u64) -> Vec<OsString>
         SANDBOX_UID,
         "--hostname",
         "sandbox",
-        "--die-with-parent",
         "--new-session",
         "--clearenv",
         "--setenv",
@@ -97,6 +105,9 @@ pub(crate) fn base_args(extra_ro: &[PathBuf], tmpfs_bytes: u64) -> Vec<OsString>
         "/usr",
         "/usr",
     ]);
+    if die_with_parent {
+        a.push("--die-with-parent".into());
+    }
     // Mirror the merged-/usr layout (or bind the real directories where not merged).
     for top in ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] {
         let host = Path::new("/").join(top);
@@ -509,7 +520,7 @@ pub(crate) fn run_with(
     let mut host_dir = None;
     let mut cmd;
     if let Some(bwrap) = &sb.isolation.bwrap {
-        let mut args = base_args(&sb.python.extra_ro_dirs, tmpfs_bytes(limits));
+        let mut args = base_args(&sb.python.extra_ro_dirs, tmpfs_bytes(limits), true);
         let mut dirs: Vec<String> = Vec::new();
         for (name, _) in &req.files {
             let mut prefix = String::new();

@@ -5,6 +5,13 @@
 //! `/work` and `/tmp`, so nothing of one run survives into the next. Starting the
 //! sandbox and the interpreter is paid once per session instead of once per test.
 //!
+//! Lifetime: a session may be started on one thread and used on others (the tool pool
+//! lends it), so the worker has no parent-death signal (Linux sends that when the
+//! starting *thread* exits). It watches its control pipe instead, during runs too: at
+//! EOF (the session dropped, or the process holding it killed) it exits, and as PID 1
+//! of its namespace takes every process of the sandbox with it. A worker found dead
+//! between runs is replaced before the next run (counted in `restarts`).
+//!
 //! What a session does not isolate: programs of one session share the interpreter's
 //! already-imported modules (a fork of the worker) and run as the same uid as the
 //! worker; the worker is PID 1 (unkillable from inside) and not dumpable (cannot be
@@ -37,6 +44,19 @@ struct Worker {
 }
 
 impl Worker {
+    /// Between runs a live worker writes nothing and keeps its control pipe open, so
+    /// a readable or hung-up pipe means it exited (or broke the protocol).
+    fn idle_and_alive(&self) -> bool {
+        let mut pfd = libc::pollfd {
+            fd: self.ctl_out.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; timeout 0 does not block.
+        let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
+        rc == 0
+    }
+
     fn kill(self) {
         self.pidfd.kill();
         drop(self.ctl_in);
@@ -118,7 +138,9 @@ impl Session {
             )?),
             None => None,
         };
-        let mut args = runner::base_args(&sb.python.extra_ro_dirs, runner::tmpfs_bytes(limits));
+        // No `--die-with-parent`: the worker outlives the thread that starts it.
+        let mut args =
+            runner::base_args(&sb.python.extra_ro_dirs, runner::tmpfs_bytes(limits), false);
         let mut keep_alive = Vec::new();
         let mut inherit_fds = Vec::new();
         runner::add_seccomp(&mut args, &mut keep_alive, &mut inherit_fds)?;
@@ -185,6 +207,11 @@ impl Session {
         if self.sandbox.isolation.bwrap.is_none() {
             self.runs += 1;
             return runner::run_once(&self.sandbox, req);
+        }
+        // A worker that died between runs (nothing it ran can be blamed: the program
+        // has not been sent) is replaced before the run, not reported as a lost run.
+        if let Some(w) = self.worker.take_if(|w| !w.idle_and_alive()) {
+            w.kill();
         }
         if self.worker.is_none() {
             self.worker = Some(self.spawn_worker()?);

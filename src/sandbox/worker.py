@@ -183,13 +183,18 @@ def run_one(hdr):
     killed = None
     wall_ms = 0
     while status is None or open_fds:
-        watch = list(open_fds) + ([pidfd] if status is None else [])
+        # The control pipe too: its owner sends nothing during a run, so it turns
+        # readable only at EOF, when the owner is gone (killed): then exit at once, and
+        # as PID 1 take every process of the sandbox along.
+        watch = list(open_fds) + ([pidfd] if status is None else []) + [CTL_IN]
         if status is None and killed is None:
             timeout = max(0.0, deadline - time.monotonic())
         else:
             timeout = 1.0
         ready, _, _ = select.select(watch, [], [], timeout)
         for fd in ready:
+            if fd == CTL_IN:
+                os._exit(0)
             if fd == pidfd:
                 _, status, ru = os.wait4(pid, 0)
                 wall_ms = int((time.monotonic() - t0) * 1000)

@@ -651,6 +651,66 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
     assert_eq!(log.lines().count(), 4);
 }
 
+/// A session's worker has no parent-death signal (it outlives the thread that started
+/// it), so it watches its control pipe: when `hrl` is killed mid-run, the tool program
+/// (and what it started) dies at once, not at the end of its time limit.
+#[test]
+fn a_killed_hrl_run_leaves_no_tool_program_running() {
+    let _g = heavy();
+    let home = private_home();
+    let dir = tempfile::tempdir().unwrap();
+    let tok = token();
+    let h = dir.path().join("sleeper.py");
+    std::fs::write(
+        &h,
+        format!(
+            "def solve(question, llm, python):\n    python(\"import subprocess, time\\nsubprocess.Popen(['python3', '-c', 'import time; time.sleep(60)', '{tok}'])\\ntime.sleep(60)\\n\")\n    return '1'\n"
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hrl"))
+        .env("HRL_HOME", home.path())
+        .args(["run", "--harness"])
+        .arg(&h)
+        .args([
+            "--tasks",
+            "families:gcd:n=1",
+            "--executor",
+            "llama:smollm2-135m,threads=1,n_parallel=1",
+            "--no-cache",
+            "--no-progress",
+            "--out",
+        ])
+        .arg(dir.path().join("run"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while survivors(&tok).is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "hrl run ended before its tool program started"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the tool program never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while !survivors(&tok).is_empty() {
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "the tool program outlived the killed hrl by 5 s (its limit is 10 s): {:?}",
+            survivors(&tok)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn hrl_harness_commands() {
     let dir = tempfile::tempdir().unwrap();
