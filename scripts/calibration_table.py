@@ -11,7 +11,7 @@ each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, els
 seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
 "not run", one with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family passes when its level-1 score is above 0
 under some seed harness and below 0.9 under zero-shot; "undecided" when the cells that
-would decide it are not run yet. Only the Python standard library is used.
+would decide it are not run yet or partial. Only the Python standard library is used.
 """
 
 import argparse
@@ -148,7 +148,9 @@ def main():
         above = [h for h in measured if c[h].mean > 0]
         reasons = []
         if not above:
-            if len(measured) == len(HARNESSES):
+            # "0 under every seed harness" needs every cell complete: a partial cell
+            # (an interrupted run) could still score above 0.
+            if all(c[h].n >= args.expect for h in HARNESSES):
                 reasons.append("level 1 scores 0 under every seed harness")
             else:
                 reasons.append(None)
