@@ -563,14 +563,18 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
         run_dir.to_str().unwrap(),
         "--json",
     ];
-    let o = Command::cargo_bin("hrl")
-        .unwrap()
-        .env("HRL_HOME", home.path())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // One invocation with these arguments: its summary (--json).
+    let run_json = || -> serde_json::Value {
+        let o = Command::cargo_bin("hrl")
+            .unwrap()
+            .env("HRL_HOME", home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let s = run_json();
     assert_eq!(s["items"], 3);
     assert_eq!(s["aggregates"]["n"], 3);
     assert_eq!(s["reused"], 0);
@@ -597,14 +601,7 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
         format!("{log}{{\"schema\": 1, \"item_"),
     )
     .unwrap();
-    let o = Command::cargo_bin("hrl")
-        .unwrap()
-        .env("HRL_HOME", home.path())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s2: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s2 = run_json();
     assert_eq!(s2["reused"], 3);
     assert_eq!(s2["aggregates"]["score"], s["aggregates"]["score"]);
     // The resumed summary keeps the first invocation's wall time in its total.
@@ -637,14 +634,7 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
     first["question"] = "The question an older version of the family asked.".into();
     lines[0] = first.to_string();
     std::fs::write(run_dir.join("rollouts.jsonl"), lines.join("\n") + "\n").unwrap();
-    let o = Command::cargo_bin("hrl")
-        .unwrap()
-        .env("HRL_HOME", home.path())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s3: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s3 = run_json();
     assert_eq!(s3["reused"], 2);
     assert_eq!(s3["items"], 3);
     let log = std::fs::read_to_string(run_dir.join("rollouts.jsonl")).unwrap();
