@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Calibration of the families (issues 7 and 8): the seed harnesses zero-shot, program and
-# python-tool on every family at levels 1 and 2, Qwen2.5-Coder-0.5B, greedy, N instances
-# per (family, level) (default 24), seed 0: the same instances for every harness (paired).
+# Calibration of the families (issues 7 and 8): the seed harnesses zero-shot, program,
+# python-tool and reason on every family at levels 1 and 2, Qwen2.5-Coder-0.5B, greedy,
+# N instances per (family, level) (default 24), seed 0: the same instances for every
+# harness (paired).
 #
 #   scripts/calibrate.sh                      # the whole grid, in order
 #   ONLY="zero-shot-L1 program-L1" scripts/calibrate.sh
@@ -10,10 +11,10 @@
 #   HRL=/path/to/hrl scripts/calibrate.sh     # a built binary (no cargo build)
 #
 # One `hrl run` per (harness, level) over all families, so the executor's continuous
-# batch stays full; order: zero-shot L1, program L1, python-tool L1, then the L2s. Each
-# writes RUNS/<harness>-L<level>/ (rollouts.jsonl, summary.json, log); a rerun into the
-# same directory resumes (finished rollouts are reused), so the grid can be run in
-# several sittings; FAMILIES (a comma list, default all) runs some families of a cell
+# batch stays full; order: zero-shot L1, program L1, python-tool L1, reason L1, then
+# the L2s. Each writes RUNS/<harness>-L<level>/ (rollouts.jsonl, summary.json, log);
+# a rerun into the same directory resumes (finished rollouts are reused), so the grid
+# can be run in several sittings; FAMILIES (a comma list, default all) runs some families of a cell
 # first (their instances are the same as in the `all` run, so the full run later reuses
 # them). Runs go under `nice -n NICE` (other measurements have priority).
 # At the end the table is printed by scripts/calibration_table.py (also runnable alone
@@ -33,7 +34,7 @@ THREADS=${THREADS:-1}
 # slots and context size are not part of it.
 EXECUTOR=${EXECUTOR:-llama:qwen2.5-coder-0.5b,n_parallel=16,ctx=4096,threads=$THREADS}
 HRL=${HRL:-$ROOT/target/release/hrl}
-ORDER="zero-shot-L1 program-L1 python-tool-L1 zero-shot-L2 program-L2 python-tool-L2"
+ORDER="zero-shot-L1 program-L1 python-tool-L1 reason-L1 zero-shot-L2 program-L2 python-tool-L2 reason-L2"
 ONLY=${ONLY:-$ORDER}
 FAMILIES=${FAMILIES:-all}
 

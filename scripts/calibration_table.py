@@ -4,8 +4,8 @@
     scripts/calibration_table.py [--runs /work/runs/calib] [--families FILE|-] [--json]
 
 Reads RUNS/<harness>-L<level>/rollouts.jsonl (append-only; a run still going or
-interrupted is read as far as it got) for the harnesses zero-shot, program and
-python-tool at levels 1 and 2, keeps the last rollout per item (one harness hash and
+interrupted is read as far as it got) for the seed harnesses zero-shot, program,
+python-tool and reason at levels 1 and 2, keeps the last rollout per item (one harness hash and
 executor per directory is checked), and prints a Markdown table per level: per family,
 each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, else a
 seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 
-HARNESSES = ["zero-shot", "program", "python-tool"]
+HARNESSES = ["zero-shot", "program", "python-tool", "reason"]
 LEVELS = [1, 2]
 Z = 1.959963984540054
 
