@@ -97,7 +97,11 @@ impl Family for TowerOfHanoi {
         "The minimal move sequence for the Tower of Hanoi between named pegs (checked by simulation)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the canonical body no longer ends "Write each move as FROM->TO using the
+        // peg letters, ..." (Qwen2.5-Coder-0.5B copied the placeholder, `FROM->TO,
+        // FROM->E, ...`, until cut off, on 16 of the first 17 zero-shot items); the
+        // phrase describes a move instead.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let n = DISKS[level.idx()];
@@ -125,12 +129,13 @@ impl Family for TowerOfHanoi {
 sizes, numbered 1 (smallest) to {n} (largest), stacked with the largest at the bottom; the other pegs are empty. \
 Move the whole stack to peg {target}. A move takes the top disk of one peg and puts it on another peg; a disk \
 may never be placed on a smaller disk. Give the shortest solution: it has exactly {min} moves (2^{n} - 1), and \
-any longer sequence is wrong. Write each move as FROM->TO using the peg letters, in order, separated by commas.",
+any longer sequence is wrong.",
             pegs[0], pegs[1], pegs[2],
         ));
         // Two moves; the shortest solution has at least three.
         let format = AnswerFormat::with_example(
-            "as the list of moves",
+            "as the moves in order, separated by commas, each written as two peg letters joined by -> \
+(the peg the disk leaves, then the peg it goes to)",
             format!("{source}->{via}, {via}->{target}"),
         );
         Generated {

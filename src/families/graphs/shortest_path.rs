@@ -146,7 +146,11 @@ impl Family for ShortestPath {
         "Shortest route through a grid from * to # avoiding X (or infeasible)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the canonical body no longer ends "Answer with the moves in order, ...,
+        // each one of up, down, left, right." (an instruction of its own beside the
+        // answer rule; Qwen2.5-Coder-0.5B answered that vocabulary, `up, down, left,
+        // right`, on most zero-shot items); the phrase says it.
+        2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (lo, hi, pb, pi) = PARAMS[level.idx()];
@@ -190,14 +194,11 @@ impl Family for ShortestPath {
                      are blocked, and each move goes one cell up, down, left or right (no \
                      diagonal moves, never into an X cell, never outside the grid).",
                 )
-                .data(rows.join("\n"))
-                .text(
-                    "Answer with the moves in order, separated by spaces, each one of up, down, \
-                     left, right. If # cannot be reached, answer infeasible.",
-                ),
+                .data(rows.join("\n")),
             // Three moves that end one step below the start, which one move reaches.
             format: AnswerFormat::with_example(
-                "as the list of moves (or the word infeasible)",
+                "as the moves of one shortest path in order, separated by spaces, each up, \
+                 down, left or right (or the single word infeasible if # cannot be reached)",
                 "right down left",
             ),
             answer: gold,

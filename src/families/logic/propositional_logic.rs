@@ -222,7 +222,6 @@ const TEMPLATES: &[Template] = &[
                 "Connectives: ~ not, & and, | inclusive or, -> implies, <-> if and only if. A formula follows from the premises when it is true under every true/false assignment to the variables that makes all the premises true. Exactly one of the options below follows; which one?",
             ),
             Piece::Data("{@2.lines.1:|lines}"),
-            Piece::Text("Answer with its letter."),
         ],
     ),
     Template::new(
@@ -249,7 +248,11 @@ impl Family for PropositionalLogic {
     }
     fn version(&self) -> u32 {
         // 2: no tagged example (an echoed question scored on every "D" instance).
-        2
+        // 3: the body no longer ends "Answer with the letter of that formula." (an
+        // instruction of its own that competed with the answer rule: Qwen2.5-Coder-0.5B
+        // answered a bare letter, no tags, on 24 of 24 under zero-shot and reason);
+        // the phrase says it.
+        3
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
         let (v, p, d, iff) = PARAMS[level.idx()];
@@ -330,9 +333,9 @@ of true/false to the variables that makes all the premises true."
             .data(format!(
                 "Which one of these formulas follows from the premises? Exactly one does.\n{}",
                 opt_text.join("\n")
-            ))
-            .text("Answer with the letter of that formula.");
-        let format = AnswerFormat::new("as a single letter, A, B, C or D");
+            ));
+        let format =
+            AnswerFormat::new("as the letter of that formula, a single letter A, B, C or D");
         Generated {
             body,
             format,
