@@ -277,7 +277,10 @@ impl Family for PolynomialMultiplication {
         "Expand a product of polynomials with integer coefficients"
     }
     fn version(&self) -> u32 {
-        // 2: level 1 factors are monic (see `L1_LEAD_MAX`).
+        // 2: level 1 factors are monic (see `L1_LEAD_MAX`), and the canonical body no
+        // longer ends "Write the result as a sum of terms ..." (an instruction of its
+        // own beside the answer rule: Qwen2.5-Coder-0.5B then answered without tags,
+        // `(x + 4)(x + 5) = x^2 + 9x + 20`, on 24 of 24); the phrase says it.
         2
     }
     fn level_params(&self, level: Level) -> Value {
@@ -308,12 +311,14 @@ impl Family for PolynomialMultiplication {
         Generated {
             body: Body::new()
                 .text("Expand this product and combine like terms:")
-                .data(shown)
-                .text(format!(
-                    "Write the result as a sum of terms in {var}, highest power first, powers \
-                     written with ^."
-                )),
-            format: AnswerFormat::with_example("as the expanded polynomial", example),
+                .data(shown),
+            format: AnswerFormat::with_example(
+                format!(
+                    "as the expanded polynomial, a sum of terms in {var} with the highest power \
+                     first and powers written with ^"
+                ),
+                example,
+            ),
             answer: render(&product, var),
             metadata: fields([
                 ("variable", Value::from(var)),

@@ -267,7 +267,10 @@ impl Family for Jugs {
         "Measure a target amount with unmarked jugs (any working move sequence scores)"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the body no longer ends "Write one move per line." (an instruction of its
+        // own beside the answer rule; Qwen2.5-Coder-0.5B wrote untagged moves until
+        // cut off on every zero-shot item); the phrase says it.
+        2
     }
     fn level_params(&self, level: Level) -> Value {
         let p = &PARAMS[level.idx()];
@@ -321,13 +324,16 @@ impl Family for Jugs {
                  supply. A move is one of: fill X (fill jug X to the brim), empty X (pour jug X \
                  away), pour X->Y (pour from X into Y until X is empty or Y is full), where X and \
                  Y are jug letters A to {last}. Find a sequence of at most {} moves after which \
-                 one of the jugs holds exactly {target} {}. Write one move per line.",
+                 one of the jugs holds exactly {target} {}.",
                 caps.len(),
                 jugs.join(", "),
                 p.max_moves,
                 if target == 1 { "litre" } else { "litres" },
             )),
-            format: AnswerFormat::with_example("as the list of moves", example.join("\n")),
+            format: AnswerFormat::with_example(
+                "as the list of moves, one move per line",
+                example.join("\n"),
+            ),
             answer: gold
                 .iter()
                 .map(|&m| move_text(m))
