@@ -6,7 +6,9 @@
 Reads RUNS/<harness>-L<level>/rollouts.jsonl (append-only; a run still going or
 interrupted is read as far as it got) for the seed harnesses zero-shot, program,
 python-tool and reason at levels 1 and 2, keeps the last rollout per item (one harness hash and
-executor per directory is checked), and prints a Markdown table per level: per family,
+executor per directory is checked; rollouts whose question or gold differ from what the
+family generates today, an earlier version's, are skipped and counted on stderr), and
+prints a Markdown table per level: per family,
 each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, else a
 seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
 "not run", one with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family passes when its level-1 score is above 0
@@ -21,6 +23,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 from collections import Counter, defaultdict
 
 HARNESSES = ["zero-shot", "program", "python-tool", "reason"]
@@ -45,9 +48,15 @@ def bootstrap(xs, reps=2000, seed=0):
     return (means[int(0.025 * reps)], means[int(0.975 * reps) - 1])
 
 
-def load(path):
-    """Last rollout per (item, sample); checks one harness and executor per run."""
+def load(path, current):
+    """Last rollout per (item, sample) of the items as the families generate them now;
+    checks one harness and executor per run.
+
+    `current` maps an item id to its (question, answer) today: a rollout of an earlier
+    family version (same item id, other question or gold: a retune, a reworded question)
+    is skipped and counted, so a cell never mixes versions."""
     rows = {}
+    stale = Counter()
     hashes, execs = set(), set()
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -60,9 +69,18 @@ def load(path):
                 # A run killed mid-write leaves a partial last line; anything else is real.
                 print(f"{path}:{lineno}: skipped unreadable line ({e})", file=sys.stderr)
                 continue
+            if current.get(r["item_id"]) != (r["question"], r["gold"]):
+                stale[r["group"]] += 1
+                continue
             hashes.add(r["harness_hash"])
             execs.add(r["executor"]["hash"])
             rows[(r["item_id"], r["sample"])] = r
+    if stale:
+        print(
+            f"{path}: skipped rollouts of earlier family versions: "
+            + ", ".join(f"{g} {k}" for g, k in sorted(stale.items())),
+            file=sys.stderr,
+        )
     if len(hashes) > 1 or len(execs) > 1:
         sys.exit(f"{path}: rollouts of {len(hashes)} harnesses / {len(execs)} executors mixed")
     return list(rows.values())
@@ -100,13 +118,29 @@ class Cell:
         }
 
 
+def hrl_binary():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.environ.get("HRL") or os.path.join(root, "target", "release", "hrl")
+
+
+def current_items(level, n, seed):
+    """Item id -> (question, answer) of every family's instances as generated now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "items.jsonl")
+        subprocess.check_call(
+            [hrl_binary(), "tasks", "gen", "all", "--n", str(n), "--seed", str(seed),
+             "--level", str(level), "--out", out],
+            stdout=subprocess.DEVNULL,
+        )
+        with open(out) as f:
+            return {d["id"]: (d["question"], d["answer"]) for d in map(json.loads, f)}
+
+
 def families(arg):
     if arg:
         text = sys.stdin.read() if arg == "-" else open(arg).read()
         return [f for f in text.split() if f]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    hrl = os.path.join(root, "target", "release", "hrl")
-    out = subprocess.check_output([hrl, "tasks", "list", "--json"])
+    out = subprocess.check_output([hrl_binary(), "tasks", "list", "--json"])
     return sorted(f["name"] for f in json.loads(out))
 
 
@@ -115,18 +149,20 @@ def main():
     ap.add_argument("--runs", default="/work/runs/calib")
     ap.add_argument("--families", help="file (or -) with family names; default: hrl tasks list")
     ap.add_argument("--expect", type=int, default=24, help="instances per cell of the grid")
+    ap.add_argument("--seed", type=int, default=0, help="the grid's instance seed")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     fams = families(args.families)
     cells = {}
     runs = {}
+    current = {lv: current_items(lv, args.expect, args.seed) for lv in LEVELS}
     for h in HARNESSES:
         for lv in LEVELS:
             path = os.path.join(args.runs, f"{h}-L{lv}", "rollouts.jsonl")
             by_fam = defaultdict(list)
             if os.path.exists(path):
-                rows = load(path)
+                rows = load(path, current[lv])
                 for r in rows:
                     if r.get("level") == lv:
                         by_fam[r["group"]].append(r)
