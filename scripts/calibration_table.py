@@ -5,15 +5,17 @@
 
 Reads RUNS/<harness>-L<level>/rollouts.jsonl (append-only; a run still going or
 interrupted is read as far as it got) for the seed harnesses zero-shot, program,
-python-tool and reason at levels 1 and 2, keeps the last rollout per item (one harness hash and
-executor per directory is checked; rollouts whose question or gold differ from what the
-family generates today, an earlier version's, are skipped and counted on stderr), and
-prints a Markdown table per level: per family,
-each harness's mean score with n and a 95 % interval (Wilson for 0/1 scores, else a
-seeded percentile bootstrap), and its executor-free count; a cell with no rollouts is
-"not run", one with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family passes when its level-1 score is above 0
-under some seed harness and below 0.9 under zero-shot; "undecided" when the cells that
-would decide it are not run yet or partial. Only the Python standard library is used.
+python-tool and reason at levels 1 and 2 and keeps the last rollout per item. One
+harness hash and executor per directory is checked; rollouts whose question or gold
+differ from what the family generates today (an earlier version's) are skipped and
+counted on stderr. Prints a Markdown table per level: per family, each harness's mean
+score with n and a 95 % interval (Wilson for 0/1 scores, else a seeded percentile
+bootstrap), and its executor-free count; a cell with no rollouts is "not run", one
+with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family
+passes when its level-1 score is above 0 under some seed harness and below 0.9 under
+zero-shot; "undecided" when the cells that would decide it are not run yet or partial.
+Only the Python standard library is used; the instances come from `hrl tasks gen`
+($HRL, default target/release/hrl).
 """
 
 import argparse
