@@ -71,7 +71,8 @@ def load(path, current):
                 # A run killed mid-write leaves a partial last line; anything else is real.
                 print(f"{path}:{lineno}: skipped unreadable line ({e})", file=sys.stderr)
                 continue
-            if current.get(r["item_id"]) != (r["question"], r["gold"]):
+            inst = current.get(r["item_id"])
+            if inst is None or (inst["question"], inst["answer"]) != (r["question"], r["gold"]):
                 stale[r["group"]] += 1
                 continue
             hashes.add(r["harness_hash"])
@@ -90,6 +91,7 @@ def load(path, current):
 
 class Cell:
     def __init__(self, rollouts):
+        self.rollouts = rollouts
         self.scores = [r["score"] for r in rollouts]
         self.n = len(self.scores)
         self.mean = sum(self.scores) / self.n if self.n else None
@@ -126,7 +128,7 @@ def hrl_binary():
 
 
 def current_items(level, n, seed):
-    """Item id -> (question, answer) of every family's instances as generated now."""
+    """Item id -> instance, for every family's instances as generated now."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "items.jsonl")
         subprocess.check_call(
@@ -135,7 +137,31 @@ def current_items(level, n, seed):
             stdout=subprocess.DEVNULL,
         )
         with open(out) as f:
-            return {d["id"]: (d["question"], d["answer"]) for d in map(json.loads, f)}
+            return {d["id"]: d for d in map(json.loads, f)}
+
+
+def untagged_right(cell, items):
+    """Of a cell's `no_answer` rollouts (a reply without <answer> tags), how many the
+    family's verifier accepts when the reply's last non-empty line is read as the answer
+    (`hrl tasks score --lenient`), and how many hold the gold text verbatim (golds of 4
+    characters or more): a 0 that is the seed harness's format, not the task."""
+    untagged = [r for r in cell.rollouts if r["failure"] == "no_answer"]
+    verbatim = sum(1 for r in untagged if len(r["gold"]) >= 4 and r["gold"] in (r["response"] or ""))
+    lines = [
+        json.dumps({**items[r["item_id"]], "response": r["response"] or ""})
+        for r in untagged
+    ]
+    if not lines:
+        return 0, 0, 0
+    out = subprocess.run(
+        [hrl_binary(), "tasks", "score", "--lenient", "-"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    right = sum(1 for line in out.splitlines() if line and json.loads(line)["score"] >= 1.0)
+    return right, verbatim, len(lines)
 
 
 def families(arg):
@@ -204,6 +230,16 @@ def main():
         else:
             verdicts[fam] = ("pass", [])
 
+    # A family that no seed harness lifts above 0: is it the task or the answer tags?
+    untagged = {}
+    for fam, (v, _) in verdicts.items():
+        if v == "pass":
+            continue
+        for h in ("zero-shot", "reason"):
+            c = cells[(fam, h, 1)]
+            if c.n and c.mean == 0 and c.failures.get("no_answer"):
+                untagged[(fam, h)] = untagged_right(c, current[1])
+
     if args.json:
         json.dump(
             {
@@ -213,6 +249,10 @@ def main():
                     for (f, h, lv) in sorted(cells)
                 ],
                 "rule": {f: {"verdict": v, "reasons": r} for f, (v, r) in verdicts.items()},
+                "untagged_right": [
+                    {"family": f, "harness": h, "right": k, "gold_verbatim": g, "untagged": n}
+                    for (f, h), (k, g, n) in sorted(untagged.items())
+                ],
             },
             sys.stdout,
             indent=1,
@@ -263,6 +303,12 @@ def main():
     for fam, (v, r) in verdicts.items():
         if v == "fail":
             print(f"- fails: {fam}: {'; '.join(r)}")
+    for (fam, h), (k, g, n) in sorted(untagged.items()):
+        print(
+            f"- {fam}, {h}, level 1: {n} replies without <answer> tags; {k} right read "
+            f"leniently (`hrl tasks score --lenient`: the last non-empty line), {g} hold "
+            f"the gold verbatim"
+        )
     for name, info in runs.items():
         print(
             f"- run {name}: {info['rollouts']} rollouts, harness {info['harness_hash'][:12]}, "
