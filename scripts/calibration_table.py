@@ -235,7 +235,7 @@ def main():
     for fam, (v, _) in verdicts.items():
         if v == "pass":
             continue
-        for h in ("zero-shot", "reason"):
+        for h in ("zero-shot", "python-tool", "reason"):
             c = cells[(fam, h, 1)]
             if c.n and c.mean == 0 and c.failures.get("no_answer"):
                 untagged[(fam, h)] = untagged_right(c, current[1])
