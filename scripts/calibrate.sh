@@ -14,9 +14,10 @@
 # batch stays full; order: zero-shot L1, program L1, python-tool L1, reason L1, then
 # the L2s. Each writes RUNS/<harness>-L<level>/ (rollouts.jsonl, summary.json, log);
 # a rerun into the same directory resumes (finished rollouts are reused), so the grid
-# can be run in several sittings; FAMILIES (a comma list, default all) runs some families of a cell
-# first (their instances are the same as in the `all` run, so the full run later reuses
-# them). Runs go under `nice -n NICE` (other measurements have priority).
+# can be run in several sittings; FAMILIES (a comma list, default all) runs some
+# families of a cell first (their instances are the same as in the `all` run, so the
+# full run later reuses them). Runs go under `nice -n NICE` (other measurements have
+# priority).
 # At the end the table is printed by scripts/calibration_table.py (also runnable alone
 # on a grid still going).
 set -euo pipefail

@@ -54,7 +54,7 @@ def load(path, current):
     """Last rollout per (item, sample) of the items as the families generate them now;
     checks one harness and executor per run.
 
-    `current` maps an item id to its (question, answer) today: a rollout of an earlier
+    `current` maps an item id to its instance today: a rollout of an earlier
     family version (same item id, other question or gold: a retune, a reworded question)
     is skipped and counted, so a cell never mixes versions."""
     rows = {}

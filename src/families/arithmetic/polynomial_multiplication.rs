@@ -76,7 +76,7 @@ const PARAMS: [Params; 5] = [
 ];
 
 /// Level 1 factors are monic, `(x + b)`: with leading coefficients up to 3 (version 1)
-/// Qwen2.5-Coder-0.5B expanded 0 of 24 correctly under every seed harness.
+/// Qwen2.5-Coder-0.5B expanded 0 of 24 correctly under zero-shot and program.
 const L1_LEAD_MAX: i64 = 1;
 /// Most terms and the highest power an answer may have.
 const MAX_POWER: u32 = 64;
@@ -279,8 +279,9 @@ impl Family for PolynomialMultiplication {
     fn version(&self) -> u32 {
         // 2: level 1 factors are monic (see `L1_LEAD_MAX`), and the canonical body no
         // longer ends "Write the result as a sum of terms ..." (an instruction of its
-        // own beside the answer rule: Qwen2.5-Coder-0.5B then answered without tags,
-        // `(x + 4)(x + 5) = x^2 + 9x + 20`, on 24 of 24); the phrase says it.
+        // own beside the answer rule); the phrase says it. Qwen2.5-Coder-0.5B now
+        // expands level 1 right but untagged, `(x + 4)(x + 5) = x^2 + 9x + 20`, on 24
+        // of 24 zero-shot, with the directive in the body and without (RESULTS.md).
         2
     }
     fn level_params(&self, level: Level) -> Value {

@@ -267,9 +267,10 @@ impl Family for Jugs {
         "Measure a target amount with unmarked jugs (any working move sequence scores)"
     }
     fn version(&self) -> u32 {
-        // 2: the body no longer ends "Write one move per line." (an instruction of its
-        // own beside the answer rule; Qwen2.5-Coder-0.5B wrote untagged moves until
-        // cut off on every zero-shot item); the phrase says it.
+        // 2: the body no longer ends "Write one move per line."; the phrase says it, as
+        // for the other families whose bodies carried an answer directive. It did not
+        // change Qwen2.5-Coder-0.5B's zero-shot replies: a tagged move loop cut off at
+        // the token limit on 24 of 24, before and after (docs/RESULTS.md).
         2
     }
     fn level_params(&self, level: Level) -> Value {

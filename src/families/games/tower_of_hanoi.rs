@@ -99,8 +99,8 @@ impl Family for TowerOfHanoi {
     fn version(&self) -> u32 {
         // 2: the canonical body no longer ends "Write each move as FROM->TO using the
         // peg letters, ..." (Qwen2.5-Coder-0.5B copied the placeholder, `FROM->TO,
-        // FROM->E, ...`, until cut off, on 16 of the first 17 zero-shot items); the
-        // phrase describes a move instead.
+        // FROM->E, ...`, until cut off, on 23 of 24 zero-shot items); the phrase
+        // describes a move instead.
         2
     }
     fn level_params(&self, level: Level) -> serde_json::Value {
