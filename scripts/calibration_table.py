@@ -14,6 +14,8 @@ bootstrap), and its executor-free count; a cell with no rollouts is "not run", o
 with fewer than --expect (24) is marked partial. Then the rule of issue 7: a family
 passes when its level-1 score is above 0 under some seed harness and below 0.9 under
 zero-shot; "undecided" when the cells that would decide it are not run yet or partial.
+Last, the families whose cell items repeat a question (a level with a small instance
+space: the intervals assume independent items, and a repeated item is not one).
 Only the Python standard library is used; the instances come from `hrl tasks gen`
 ($HRL, default target/release/hrl).
 """
@@ -240,10 +242,25 @@ def main():
             if c.n and c.mean == 0 and c.failures.get("no_answer"):
                 untagged[(fam, h)] = untagged_right(c, current[1])
 
+    # Items of a cell that repeat a question (a small level's instance space): the
+    # intervals treat the 24 as independent, which repeated items are not.
+    distinct = {}
+    for lv in LEVELS:
+        qs = defaultdict(list)
+        for d in current[lv].values():
+            qs[d["family"]].append(d["question"])
+        for fam, q in qs.items():
+            if len(set(q)) < len(q):
+                distinct[(fam, lv)] = (len(set(q)), len(q))
+
     if args.json:
         json.dump(
             {
                 "runs": runs,
+                "repeated_questions": [
+                    {"family": f, "level": lv, "distinct": k, "items": n}
+                    for (f, lv), (k, n) in sorted(distinct.items())
+                ],
                 "cells": [
                     {"family": f, "harness": h, "level": lv, **cells[(f, h, lv)].json()}
                     for (f, h, lv) in sorted(cells)
@@ -308,6 +325,12 @@ def main():
             f"- {fam}, {h}, level 1: {n} replies without <answer> tags; {k} right read "
             f"leniently (`hrl tasks score --lenient`: the last non-empty line), {g} hold "
             f"the gold verbatim"
+        )
+    if distinct:
+        print(
+            "- items that repeat a question (distinct of the cell's items; the intervals "
+            "treat items as independent): "
+            + ", ".join(f"{f} L{lv} {k} of {n}" for (f, lv), (k, n) in sorted(distinct.items()))
         )
     for name, info in runs.items():
         print(
