@@ -1216,3 +1216,120 @@ fn stale_cgroups_of_dead_owners_are_swept_and_live_ones_kept() {
     assert_eq!(remaining, Vec::<PathBuf>::new(), "stale groups left");
     assert!(live_kept, "a group of a live owner was swept");
 }
+
+/// The sandbox's interpreter is configurable and part of the results' identity: a venv
+/// (outside `/usr`) is bound into the sandbox, programs import its packages, and its
+/// identity names them; the same base interpreter without the package hashes
+/// differently (a program importing it fails there).
+#[test]
+fn a_venv_interpreter_brings_its_packages_and_its_identity_names_them() {
+    let _g = lock();
+    // Not under /tmp or /work: the sandbox mounts its own file systems there.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let venv = dir.path().join("venv");
+    let st = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(
+        st.success(),
+        "python3 -m venv (make deps installs python3-venv)"
+    );
+    let py = venv.join("bin").join("python3");
+    let out = std::process::Command::new(&py)
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    std::fs::create_dir_all(site.join("hrlfakepkg")).unwrap();
+    std::fs::write(site.join("hrlfakepkg/__init__.py"), "VALUE = 41\n").unwrap();
+    let info = site.join("hrlfakepkg-1.2.dist-info");
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: hrlfakepkg\nVersion: 1.2\n",
+    )
+    .unwrap();
+
+    let plain = sandbox();
+    let sb = Sandbox::new(SandboxConfig {
+        python: py.clone(),
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    let (vid, pid) = (sb.python().identity(), plain.python().identity());
+    assert!(
+        vid.packages.iter().any(|p| p == "hrlfakepkg==1.2"),
+        "{vid:?}"
+    );
+    assert!(
+        !pid.packages.iter().any(|p| p.starts_with("hrlfakepkg")),
+        "{pid:?}"
+    );
+    assert!(vid.version.starts_with("cpython 3."), "{vid:?}");
+    assert_eq!(
+        vid.version, pid.version,
+        "the venv's base is python3 itself"
+    );
+    assert_ne!(vid.hash, pid.hash);
+    assert_eq!(vid.hash.len(), 16);
+    assert_eq!(vid, sb.python().identity(), "the identity is stable");
+
+    let req = RunRequest {
+        program: "import hrlfakepkg\nprint(hrlfakepkg.VALUE + 1)\n".into(),
+        limits: limits(),
+        ..RunRequest::default()
+    };
+    let r = sb.run(&req).unwrap();
+    assert_eq!(
+        (r.exit_code, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (Some(0), "42\n"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let r = plain.run(&req).unwrap();
+    assert_eq!(r.exit_code, Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("ModuleNotFoundError"));
+
+    // An interpreter the sandbox would hide (here a venv under its working directory's
+    // mount point, `/work`, or under `/tmp`) is refused up front, naming why.
+    let target_tmp = env!("CARGO_TARGET_TMPDIR");
+    let bases =
+        std::iter::once("/tmp").chain(target_tmp.starts_with("/work/").then_some(target_tmp));
+    for base in bases {
+        let hidden = tempfile::tempdir_in(base).unwrap();
+        let st = std::process::Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(hidden.path().join("v"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let e = Sandbox::new(SandboxConfig {
+            python: hidden.path().join("v/bin/python3"),
+            ..SandboxConfig::default()
+        })
+        .unwrap_err()
+        .to_string();
+        let top = if base.starts_with("/work/") {
+            "/work"
+        } else {
+            "/tmp"
+        };
+        assert!(
+            e.contains(&format!("under {top},")) && e.contains("v/bin/python3"),
+            "{e}"
+        );
+    }
+
+    // A broken interpreter is refused with its path named.
+    let e = Sandbox::new(SandboxConfig {
+        python: dir.path().join("no-such-python"),
+        ..SandboxConfig::default()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("no-such-python"), "{e}");
+}

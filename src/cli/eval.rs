@@ -84,6 +84,10 @@ pub struct EvalArgs {
     /// code only).
     #[arg(long)]
     pub unsafe_no_isolation: bool,
+    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
+    /// version and installed packages are part of the results' identity.
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
 }
@@ -99,6 +103,11 @@ pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
             s.limits.concurrency = Some(c);
         }
         s.unsafe_no_isolation |= a.unsafe_no_isolation;
+        // The same environment at another path resumes; another environment is
+        // refused by the config check (`sandbox_python`).
+        if let Some(p) = &a.python {
+            s.python = Some(p.clone());
+        }
         return Ok((s, true));
     }
     let path = a
@@ -123,6 +132,7 @@ pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
         concurrency: a.concurrency,
         cache: a.cache.choice(),
         unsafe_no_isolation: a.unsafe_no_isolation,
+        python: a.python.clone(),
         out: a.out.clone(),
         shard: a
             .shard

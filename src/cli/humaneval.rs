@@ -294,6 +294,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         "timeout_s": a.timeout,
         "memory_mb": a.memory,
         "isolation": !a.unsafe_no_isolation,
+        "sandbox_python": grader.python(),
         "wall_s": wall_s,
         "summary": summary,
         "samples": graded,

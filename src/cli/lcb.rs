@@ -466,6 +466,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         "semantics": a.semantics,
         "float_tolerance": a.float_tol,
         "isolation": !a.unsafe_no_isolation,
+        "sandbox_python": grader.python(),
         "summary": summary,
         "samples": graded,
         "errors": errors,

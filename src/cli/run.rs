@@ -93,6 +93,11 @@ pub struct RunArgs {
     /// only).
     #[arg(long)]
     pub unsafe_no_isolation: bool,
+    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
+    /// version and installed packages are part of the results' identity
+    /// (`sandbox_python` in summary.json).
+    #[arg(long, value_name = "PYTHON", default_value = "python3")]
+    pub python: PathBuf,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
 }
@@ -158,7 +163,7 @@ pub fn settings(a: &RunArgs) -> Result<RunSettings> {
         },
         sandbox: SandboxConfig {
             unsafe_no_isolation: a.unsafe_no_isolation,
-            ..SandboxConfig::default()
+            python: a.python.clone(),
         },
         grade: GradeConfig {
             timeout: positive("grade-timeout", a.grade_timeout)?,

@@ -18,7 +18,7 @@ use crate::harness::runtime::{ProgramLimits, RunConfig};
 use crate::harness::tools::ToolLimits;
 use crate::lcb::{GradeConfig, TimeoutClock};
 use crate::proposer::{ProposerIdentity, ProposerSettings, ProposerSpec};
-use crate::sandbox::SandboxConfig;
+use crate::sandbox::{PythonIdentity, SandboxConfig};
 use crate::shard::Shard;
 
 /// Version of `config.json`.
@@ -107,6 +107,11 @@ pub struct EvalSettings {
     pub limits: Limits,
     pub cache: CacheChoice,
     pub unsafe_no_isolation: bool,
+    /// `--python`: the sandbox's interpreter (`python3` on `PATH` when absent); what
+    /// it resolves to is recorded in each run directory's config
+    /// ([`EvalConfig::sandbox_python`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<PathBuf>,
     /// Code items: seconds per test and what the limit measures.
     pub grade_timeout_s: f64,
     pub grade_cpu_clock: bool,
@@ -135,6 +140,7 @@ pub struct Overrides {
     pub concurrency: Option<usize>,
     pub cache: Option<CacheChoice>,
     pub unsafe_no_isolation: bool,
+    pub python: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub shard: Option<Shard>,
 }
@@ -245,6 +251,7 @@ impl EvalSettings {
             limits,
             cache: o.cache.clone().unwrap_or(CacheChoice::Default),
             unsafe_no_isolation: o.unsafe_no_isolation,
+            python: o.python.clone(),
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out,
@@ -307,7 +314,10 @@ impl EvalSettings {
     pub fn sandbox_config(&self) -> SandboxConfig {
         SandboxConfig {
             unsafe_no_isolation: self.unsafe_no_isolation,
-            ..SandboxConfig::default()
+            python: self
+                .python
+                .clone()
+                .unwrap_or_else(|| SandboxConfig::default().python),
         }
     }
 
@@ -358,6 +368,10 @@ pub struct EvalConfig {
     /// The rollout settings and their result hash (part of every rollout's key).
     pub run: RunConfig,
     pub run_config_hash: String,
+    /// The sandbox's interpreter, hashed into `run_config_hash` (absent in configs
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_python: Option<PythonIdentity>,
     pub tasks: Vec<TaskRecord>,
     /// `false` with `--limit`.
     pub comparable: bool,
@@ -370,6 +384,10 @@ impl EvalConfig {
     pub fn identity_fields(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![
             ("executor", v(&self.executor.hash)),
+            (
+                "sandbox_python",
+                v(&self.sandbox_python.as_ref().map(|p| &p.hash)),
+            ),
             ("run_config_hash", v(&self.run_config_hash)),
             ("rounds", v(&self.settings.rounds)),
             ("candidates", v(&self.settings.candidates)),

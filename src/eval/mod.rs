@@ -419,6 +419,7 @@ pub fn run_with(
     let mut arms = Vec::new();
     let mut done_all: HashMap<String, Rollout> = HashMap::new();
     let mut configs = Vec::new();
+    let python = sandbox.python().identity();
     for (i, spec_text) in settings.proposers.iter().enumerate() {
         let dir_path = settings.arm_dir(i)?;
         let dir = RunDir::open(&dir_path)?;
@@ -433,7 +434,8 @@ pub fn run_with(
             proposer: proposer.identity(),
             executor: backend.identity.clone(),
             run: run_config.clone(),
-            run_config_hash: run_config.result_hash(),
+            run_config_hash: run_config.result_hash(&python),
+            sandbox_python: Some(python.clone()),
             tasks: records.clone(),
             comparable: settings.limit.is_none(),
         };

@@ -24,7 +24,7 @@ use super::runtime::{self, Progress, RunConfig, RunContext, RunError, RunOutput}
 use super::{Harness, HarnessKind};
 use crate::executor::spec::{CacheSetting, ExecutorIdentity, ExecutorSpec, OpenOptions};
 use crate::lcb::GradeConfig;
-use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::sandbox::{PythonIdentity, Sandbox, SandboxConfig};
 use crate::shard::Shard;
 use crate::task::TaskSet;
 use crate::task::spec::TaskContext;
@@ -89,7 +89,13 @@ pub struct RunSummary {
     pub samples: u32,
     pub executor: ExecutorIdentity,
     pub config: RunConfig,
+    /// [`RunConfig::result_hash`] under [`RunSummary::sandbox_python`].
     pub config_hash: String,
+    /// The sandbox's interpreter (version and installed packages): part of the
+    /// result's identity for harnesses that run code. Absent in summaries written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_python: Option<PythonIdentity>,
     pub aggregates: Aggregates,
     /// Sizes of the executor batches the dispatcher formed.
     pub batching: BatchStats,
@@ -158,6 +164,7 @@ pub fn summarize(
     items: usize,
     executor: &ExecutorIdentity,
     config: &RunConfig,
+    python: &PythonIdentity,
     output: &RunOutput,
     llama: Option<serde_json::Value>,
     cache: Option<CacheRecord>,
@@ -177,7 +184,8 @@ pub fn summarize(
         samples: config.samples,
         executor: executor.clone(),
         config: config.clone(),
-        config_hash: config.result_hash(),
+        config_hash: config.result_hash(python),
+        sandbox_python: Some(python.clone()),
         aggregates: Aggregates::from_rollouts(&output.rollouts),
         batching: output.batches.clone(),
         llama,
@@ -334,6 +342,7 @@ pub fn execute(
         tasks.items.len(),
         &opened.identity,
         &settings.config,
+        &sandbox.python().identity(),
         &output,
         llama,
         cache,

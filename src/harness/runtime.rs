@@ -32,7 +32,8 @@ use crate::executor::{
 };
 use crate::families::extract_answer;
 use crate::sandbox::{
-    ChannelHandler, ChannelReply, EndReason, Limits, RunRequest, Sandbox, SandboxError,
+    ChannelHandler, ChannelReply, EndReason, Limits, PythonIdentity, RunRequest, Sandbox,
+    SandboxError,
 };
 use crate::task::{AnswerRule, Item, ItemKind};
 
@@ -111,16 +112,18 @@ impl Default for RunConfig {
 }
 
 impl RunConfig {
-    /// Hash of the settings that can change a rollout's result (limits and seed;
-    /// not concurrency or batching, which must not).
-    pub fn result_hash(&self) -> String {
+    /// Hash of the settings that can change a rollout's result: limits, seed and the
+    /// sandbox's interpreter (`python`: [`PythonIdentity::hash`], its version and
+    /// installed packages); not concurrency or batching, which must not.
+    pub fn result_hash(&self, python: &PythonIdentity) -> String {
         let v = serde_json::json!({
             "program": self.program,
             "tool": self.tool,
             "seed": self.seed,
+            "python": python.hash,
         });
         let mut h = Sha256::new();
-        h.update(b"harness-rl/run-config/v1\0");
+        h.update(b"harness-rl/run-config/v2\0");
         h.update(v.to_string().as_bytes());
         h.finalize()[..8]
             .iter()
@@ -351,7 +354,7 @@ impl<'a> Runtime<'a> {
             sandbox,
             executor,
             config,
-            config_hash: config.result_hash(),
+            config_hash: config.result_hash(&sandbox.python().identity()),
         }
     }
 
@@ -1300,7 +1303,7 @@ pub fn run(
         sandbox: ctx.sandbox,
         executor: ctx.executor_ref.clone(),
         config,
-        config_hash: config.result_hash(),
+        config_hash: config.result_hash(&ctx.sandbox.python().identity()),
     };
     let slots: Vec<(usize, u32)> = (0..items.len())
         .flat_map(|i| (0..config.samples).map(move |s| (i, s)))
@@ -1433,14 +1436,43 @@ mod tests {
         );
     }
 
+    fn python(version: &str, packages: &[&str]) -> PythonIdentity {
+        crate::sandbox::PythonInstall {
+            executable: "/x/bin/python3".into(),
+            extra_ro_dirs: Vec::new(),
+            version: version.into(),
+            packages: packages.iter().map(|p| p.to_string()).collect(),
+        }
+        .identity()
+    }
+
     #[test]
     fn config_hash_ignores_concurrency() {
+        let py = python("cpython 3.11.7", &["pip==24.0"]);
         let a = RunConfig::default();
         let mut b = a.clone();
         b.concurrency = 3;
         b.dispatch.window = Duration::from_secs(9);
-        assert_eq!(a.result_hash(), b.result_hash());
+        assert_eq!(a.result_hash(&py), b.result_hash(&py));
         b.program.max_llm_calls = 1;
-        assert_ne!(a.result_hash(), b.result_hash());
+        assert_ne!(a.result_hash(&py), b.result_hash(&py));
+    }
+
+    #[test]
+    fn config_hash_follows_the_sandbox_interpreter_not_its_path() {
+        let c = RunConfig::default();
+        let base = python("cpython 3.11.7", &["pip==24.0"]);
+        let mut moved = base.clone();
+        moved.executable = "/elsewhere/bin/python3".into();
+        assert_eq!(c.result_hash(&base), c.result_hash(&moved));
+        for other in [
+            python("cpython 3.12.1", &["pip==24.0"]),
+            python("cpython 3.11.7", &["numpy==2.4.6", "pip==24.0"]),
+            python("cpython 3.11.7", &["pip==24.1"]),
+            python("cpython 3.11.7", &[]),
+        ] {
+            assert_ne!(other.hash, base.hash, "{other:?}");
+            assert_ne!(c.result_hash(&base), c.result_hash(&other), "{other:?}");
+        }
     }
 }

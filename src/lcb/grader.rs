@@ -202,6 +202,12 @@ impl Grader {
         })
     }
 
+    /// The sandbox's interpreter (recorded next to the grades: a solution that imports
+    /// a package passes only where it is installed).
+    pub fn python(&self) -> crate::sandbox::PythonIdentity {
+        self.sandbox.python().identity()
+    }
+
     pub fn config(&self) -> &GradeConfig {
         &self.config
     }

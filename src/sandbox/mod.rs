@@ -198,23 +198,71 @@ impl Layer {
 }
 
 /// The interpreter as resolved on the host (a pyenv shim or a venv is resolved to the
-/// real executable and the directories it needs).
+/// real executable and the directories it needs), with what a program run by it can
+/// import: its version and the distributions installed where the sandbox sees them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PythonInstall {
     pub executable: PathBuf,
     /// Directories bound read-only into the sandbox besides `/usr` (the install prefix
     /// of an interpreter that lives elsewhere, e.g. under a home directory).
     pub extra_ro_dirs: Vec<PathBuf>,
+    /// `sys.version`'s first word, e.g. `3.11.7`, after the implementation name.
+    pub version: String,
+    /// Installed distributions as `name==version`, sorted (case-insensitively) and
+    /// deduplicated: the base installation's and, for a venv, the venv's; never the
+    /// user site (`-s`), which the sandbox does not bind.
+    pub packages: Vec<String>,
+}
+
+/// The part of a sandbox's interpreter that can change a program's result, as
+/// recorded in run summaries and hashed into the result identity of rollouts (a
+/// program that imports numpy fails where numpy is missing).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonIdentity {
+    pub executable: String,
+    /// Implementation and version, e.g. `cpython 3.11.7`.
+    pub version: String,
+    pub packages: Vec<String>,
+    /// 16 hex digits over the version and the packages (not the path: the same
+    /// environment installed elsewhere is the same environment).
+    pub hash: String,
+}
+
+/// What the interpreter is asked about itself: one JSON object on one line.
+const PYTHON_PROBE: &str = r#"import sys, json
+try:
+    from importlib import metadata
+    pk = set()
+    for d in metadata.distributions():
+        name = d.metadata["Name"]
+        if name:
+            pk.add(f"{name}=={d.version}")
+    pk = sorted(pk, key=lambda p: (p.lower(), p))
+except Exception:
+    pk = []
+print(json.dumps({"executable": sys.executable, "prefix": sys.prefix,
+    "base_prefix": sys.base_prefix,
+    "version": sys.implementation.name + " " + sys.version.split()[0], "packages": pk}))
+"#;
+
+#[derive(Deserialize)]
+struct ProbeReply {
+    executable: String,
+    prefix: String,
+    base_prefix: String,
+    version: String,
+    packages: Vec<String>,
 }
 
 impl PythonInstall {
-    /// Ask `python` (trusted: it is the configured interpreter) where it lives.
+    /// Ask `python` (trusted: it is the configured interpreter) where it lives and
+    /// what it has installed.
     pub fn resolve(python: &Path) -> Result<PythonInstall, SandboxError> {
         let out = Command::new(python)
-            .args([
-                "-c",
-                "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)",
-            ])
+            .args(["-s", "-c", PYTHON_PROBE])
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env_remove("PYTHONUSERBASE")
             .output()
             .map_err(|e| {
                 SandboxError::IsolationUnavailable(format!(
@@ -223,18 +271,24 @@ impl PythonInstall {
                 ))
             })?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let lines: Vec<&str> = text.lines().collect();
-        if !out.status.success() || lines.len() != 3 || lines[0].is_empty() {
+        let reply = serde_json::from_str::<ProbeReply>(text.trim())
+            .ok()
+            .filter(|r| out.status.success() && !r.executable.is_empty());
+        let Some(reply) = reply else {
             return Err(SandboxError::IsolationUnavailable(format!(
                 "python interpreter {} did not report its location: {}",
                 python.display(),
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
-        }
-        let executable = PathBuf::from(lines[0]);
+        };
+        let executable = PathBuf::from(&reply.executable);
         let mut extra_ro_dirs = Vec::new();
         let real_exe = std::fs::canonicalize(&executable)?;
-        for p in [Path::new(lines[1]), Path::new(lines[2]), real_exe.as_path()] {
+        for p in [
+            Path::new(&reply.prefix),
+            Path::new(&reply.base_prefix),
+            real_exe.as_path(),
+        ] {
             let dir = if p == real_exe.as_path() {
                 p.parent()
                     .and_then(|b| b.parent())
@@ -253,7 +307,53 @@ impl PythonInstall {
         Ok(PythonInstall {
             executable,
             extra_ro_dirs,
+            version: reply.version,
+            packages: reply.packages,
         })
+    }
+
+    /// Refuse an interpreter the sandbox could not see: one that lives under a
+    /// directory the sandbox mounts its own file systems over (its working directory,
+    /// `/tmp`, `/dev`, `/proc`), where every program would fail to start.
+    fn check_visible(&self, configured: &Path) -> Result<(), SandboxError> {
+        let hidden = [runner::WORKDIR, "/tmp", "/dev", "/proc"];
+        let exe = std::fs::canonicalize(&self.executable).unwrap_or(self.executable.clone());
+        let dirs = std::iter::once(&self.executable)
+            .chain(std::iter::once(&exe))
+            .chain(&self.extra_ro_dirs);
+        for d in dirs {
+            if let Some(h) = hidden.iter().find(|h| d.starts_with(h)) {
+                return Err(SandboxError::IsolationUnavailable(format!(
+                    "python interpreter {}: it needs {}, under {h}, which the sandbox replaces \
+                     with its own (private) file system, so no program could start; use an \
+                     interpreter or venv installed elsewhere (e.g. under $HRL_HOME)",
+                    configured.display(),
+                    d.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The interpreter as recorded in results.
+    pub fn identity(&self) -> PythonIdentity {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"harness-rl/sandbox-python/v1\0");
+        h.update(self.version.as_bytes());
+        for p in &self.packages {
+            h.update([0]);
+            h.update(p.as_bytes());
+        }
+        PythonIdentity {
+            executable: self.executable.display().to_string(),
+            version: self.version.clone(),
+            packages: self.packages.clone(),
+            hash: h.finalize()[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        }
     }
 }
 
@@ -397,6 +497,7 @@ impl Sandbox {
             return Err(SandboxError::IsolationUnavailable(why.join("; ")));
         }
         let python = PythonInstall::resolve(&config.python)?;
+        python.check_visible(&config.python)?;
         Ok(Sandbox {
             config,
             python,

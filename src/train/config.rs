@@ -151,6 +151,7 @@ impl TrainSettings {
             limits: self.limits.clone(),
             cache: self.cache.clone(),
             unsafe_no_isolation: self.unsafe_no_isolation,
+            python: None,
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out: self.out.clone(),
