@@ -250,7 +250,7 @@ def main():
         for d in current[lv].values():
             qs[d["family"]].append(d["question"])
         for fam, q in qs.items():
-            if len(set(q)) < len(q):
+            if fam in fams and len(set(q)) < len(q):
                 distinct[(fam, lv)] = (len(set(q)), len(q))
 
     if args.json:

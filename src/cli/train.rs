@@ -68,6 +68,10 @@ pub struct TrainArgs {
     /// code only).
     #[arg(long)]
     pub unsafe_no_isolation: bool,
+    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
+    /// version and installed packages are part of the results' identity.
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
 }
@@ -91,6 +95,7 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
         concurrency: a.concurrency,
         cache: a.cache.choice(),
         unsafe_no_isolation: a.unsafe_no_isolation,
+        python: a.python.clone(),
         out: a.out.clone(),
     };
     Ok(TrainSettings::resolve(&suite, &o)?)

@@ -79,6 +79,10 @@ pub struct TransferArgs {
     /// Run sandboxed code without the isolation layers that are missing.
     #[arg(long)]
     pub unsafe_no_isolation: bool,
+    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
+    /// version and installed packages are part of the results' identity.
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
 }
@@ -96,6 +100,9 @@ pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSetting
             s.limits.concurrency = Some(c);
         }
         s.unsafe_no_isolation |= a.unsafe_no_isolation;
+        if let Some(p) = &a.python {
+            s.python = Some(p.clone());
+        }
         return Ok((ts, true));
     }
     let path = a
@@ -115,6 +122,7 @@ pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSetting
             concurrency: a.concurrency,
             cache,
             unsafe_no_isolation: a.unsafe_no_isolation,
+            python: a.python.clone(),
             out: a.out.clone(),
             shard: a
                 .shard

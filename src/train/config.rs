@@ -28,6 +28,9 @@ pub struct TrainSettings {
     pub limits: Limits,
     pub cache: CacheChoice,
     pub unsafe_no_isolation: bool,
+    /// `--python`: the sandbox's interpreter (`python3` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<PathBuf>,
     pub out: PathBuf,
 }
 
@@ -49,6 +52,7 @@ pub struct TrainOverrides {
     pub concurrency: Option<usize>,
     pub cache: Option<CacheChoice>,
     pub unsafe_no_isolation: bool,
+    pub python: Option<PathBuf>,
     pub out: Option<PathBuf>,
 }
 
@@ -130,6 +134,7 @@ impl TrainSettings {
             limits,
             cache: o.cache.clone().unwrap_or(CacheChoice::Default),
             unsafe_no_isolation: o.unsafe_no_isolation,
+            python: o.python.clone(),
             out,
         })
     }
@@ -151,7 +156,7 @@ impl TrainSettings {
             limits: self.limits.clone(),
             cache: self.cache.clone(),
             unsafe_no_isolation: self.unsafe_no_isolation,
-            python: None,
+            python: self.python.clone(),
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out: self.out.clone(),

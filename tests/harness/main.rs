@@ -591,6 +591,15 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
             .unwrap();
     assert_eq!(summary, s);
+    // The sandbox's interpreter is recorded and hashed into every rollout's config hash.
+    let py = &s["sandbox_python"];
+    assert!(py["version"].as_str().unwrap().starts_with("cpython 3."), "{py}");
+    assert_eq!(py["hash"].as_str().unwrap().len(), 16, "{py}");
+    assert!(py["packages"].is_array(), "{py}");
+    for line in log.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(r["config_hash"], s["config_hash"]);
+    }
     let harness_copy = run_dir
         .join("harnesses")
         .join(format!("{}.toml", s["harness"]["hash"].as_str().unwrap()));
@@ -639,6 +648,32 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
     assert_eq!(s3["items"], 3);
     let log = std::fs::read_to_string(run_dir.join("rollouts.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 4);
+    // Another interpreter (a venv, here with no packages at all) is another result
+    // identity: nothing is reused, though every completion comes from the cache.
+    let venv_dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let venv = venv_dir.path().join("v");
+    let st = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = Command::cargo_bin("hrl")
+        .unwrap()
+        .env("HRL_HOME", home.path())
+        .args(args)
+        .arg("--python")
+        .arg(venv.join("bin/python3"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s4: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s4["reused"], 0);
+    assert_eq!(s4["cache"]["misses"], 0);
+    assert_ne!(s4["config_hash"], s["config_hash"]);
+    assert_eq!(s4["sandbox_python"]["packages"], serde_json::json!([]));
+    assert_eq!(s4["sandbox_python"]["version"], py["version"]);
+    assert_eq!(s4["aggregates"]["score"], s["aggregates"]["score"]);
 }
 
 /// A session's worker has no parent-death signal (it outlives the thread that started
