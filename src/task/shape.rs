@@ -10,8 +10,10 @@
 //!   `3/4`, `1,000`, `+7`);
 //! - a gold answer on one line is answered on one line, or on a few lines when the
 //!   gold is a list (a list may be written one item per line);
-//! - it has at most `2 * gold_words + 3` whitespace-separated words (a sentence where a
-//!   short answer is expected is not the answer's shape).
+//! - it has at most `2 * gold_words + 3` words (a sentence where a short answer is
+//!   expected is not the answer's shape); a word is a whitespace-separated token with at
+//!   least one letter or digit, so spacing around symbols (`A -> B`, `x = 3`) does not
+//!   count.
 
 use serde::{Deserialize, Serialize};
 
@@ -88,7 +90,11 @@ pub fn compatible(gold: &str, extracted: &str) -> bool {
     if e == AnswerShape::Empty {
         return false;
     }
-    let words = |s: &str| s.split_whitespace().count();
+    let words = |s: &str| {
+        s.split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphanumeric))
+            .count()
+    };
     if words(extracted) > 2 * words(gold) + 3 {
         return false;
     }
@@ -140,5 +146,17 @@ mod tests {
         ));
         assert!(compatible("0 1\n1 0", "[[0, 1], [1, 0]]"));
         assert!(!compatible("5", ""));
+        // Symbols between spaces are not words: seven moves written `K -> M` one per
+        // line have the shape of seven comma-separated `C->J` (a wrong answer, not a
+        // badly formatted one); a sentence is still too long.
+        let moves = "C->J, C->O, J->O, C->J, O->C, O->J, C->J";
+        assert!(compatible(moves, &["K -> M"; 7].join("\n")));
+        assert!(!compatible(
+            moves,
+            "First we move the smallest disk from the left peg to the middle one, then \
+             the next disk from the left peg to the right one, and then again the smallest \
+             from the middle to the right, which frees the left peg for the largest disk"
+        ));
+        assert!(!compatible("yes", "I think - that is - not at all"));
     }
 }

@@ -593,7 +593,10 @@ fn hrl_run_writes_a_run_directory_and_resumes() {
     assert_eq!(summary, s);
     // The sandbox's interpreter is recorded and hashed into every rollout's config hash.
     let py = &s["sandbox_python"];
-    assert!(py["version"].as_str().unwrap().starts_with("cpython 3."), "{py}");
+    assert!(
+        py["version"].as_str().unwrap().starts_with("cpython 3."),
+        "{py}"
+    );
     assert_eq!(py["hash"].as_str().unwrap().len(), 16, "{py}");
     assert!(py["packages"].is_array(), "{py}");
     for line in log.lines() {
