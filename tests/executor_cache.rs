@@ -632,6 +632,59 @@ fn child_cache_writer() {
     );
 }
 
+/// Runs in child processes (see `processes_opening_a_new_cache_together_all_succeed`).
+#[test]
+fn child_cache_opener() {
+    let (Ok(path), Ok(tag)) = (
+        std::env::var("HRL_TEST_NEW_CACHE"),
+        std::env::var("HRL_TEST_TAG"),
+    ) else {
+        return;
+    };
+    let cached = CachedExecutor::new(sim("m"), open(Path::new(&path)));
+    assert!(
+        cached
+            .complete_batch(&[chat(&tag)])
+            .iter()
+            .all(Result::is_ok)
+    );
+    assert_eq!(cached.counters().errors(), 0);
+}
+
+/// Processes that open a cache file that does not exist yet, all at once (two `hrl
+/// run`s started together on a fresh cache): each one opens it and writes. SQLite
+/// answers "database is locked" at once to the losers of the race to switch a new
+/// database to WAL ("not a usable SQLite database: database is locked"; before the open
+/// retried it, this test failed in its first round, and `several_processes_share_one_cache`
+/// failed once in CI).
+#[test]
+fn processes_opening_a_new_cache_together_all_succeed() {
+    for round in 0..25 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.sqlite");
+        let children: Vec<_> = (0..6)
+            .map(|k| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args(["--exact", "child_cache_opener", "--test-threads", "1"])
+                    .env("HRL_TEST_NEW_CACHE", &path)
+                    .env("HRL_TEST_TAG", format!("r{round}-p{k}"))
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "round {round}: a process failed to open or write the new cache:\n{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+        }
+        assert_eq!(open(&path).stats().unwrap().entries, 6, "round {round}");
+    }
+}
+
 #[test]
 fn several_processes_share_one_cache() {
     let dir = tempfile::tempdir().unwrap();
@@ -642,13 +695,18 @@ fn several_processes_share_one_cache() {
                 .args(["--exact", "child_cache_writer", "--test-threads", "1"])
                 .env("HRL_TEST_CACHE", &path)
                 .env("HRL_TEST_TAG", format!("p{k}"))
-                .stdout(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success(), "a writer process failed");
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "a writer process failed:\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
     }
     let cache = open(&path);
     assert_eq!(cache.stats().unwrap().entries, 3 * 40 * 5 + 5);

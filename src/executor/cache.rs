@@ -38,6 +38,28 @@ pub const CACHE_FORMAT: u32 = 1;
 const KEY_TAG: &[u8] = b"harness-rl/completion-cache/v1";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Run `f` again while SQLite answers "busy" or "locked" without waiting (as it does
+/// to a connection that loses the race to set up a new database), for up to
+/// [`BUSY_TIMEOUT`]; any other result is returned at once.
+fn retry_while_locked<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Cache failures (opening, reading or writing the database).
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -237,15 +259,19 @@ impl CompletionCache {
         let conn = self.lock();
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.sql_err("setting busy timeout", e))?;
-        // journal_mode returns a row; a file that is not a database fails here.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| self.sql_err("not a usable SQLite database", e))?;
+        // journal_mode returns a row; a file that is not a database fails here. Several
+        // processes opening a new cache at once (two `hrl run`s started together) race
+        // to switch it to WAL, and the loser gets "database is locked" at once, without
+        // the busy handler: retry that (only that) until the busy timeout.
+        let mode: String =
+            retry_while_locked(|| conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)))
+                .map_err(|e| self.sql_err("not a usable SQLite database", e))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(self.sql_err("enabling WAL", format!("journal mode is {mode}")));
         }
-        conn.execute_batch(
-            "PRAGMA synchronous=NORMAL;
+        retry_while_locked(|| {
+            conn.execute_batch(
+                "PRAGMA synchronous=NORMAL;
              PRAGMA cache_size=-32768;
              PRAGMA mmap_size=268435456;
              CREATE TABLE IF NOT EXISTS meta (
@@ -261,7 +287,8 @@ impl CompletionCache {
                  created_at INTEGER NOT NULL
              ) WITHOUT ROWID;
              CREATE INDEX IF NOT EXISTS completions_model ON completions(model_id);",
-        )
+            )
+        })
         .map_err(|e| self.sql_err("creating tables", e))?;
         // Opening an existing cache writes nothing: the format row is inserted only when
         // it is missing. (An unconditional insert made every open a write transaction,
