@@ -632,6 +632,31 @@ fn child_cache_writer() {
     );
 }
 
+/// Run the test `child` of this binary in `n` processes at once, the cache path in
+/// `path_var` and tag `{tag_prefix}{k}` in `HRL_TEST_TAG`; panics naming `what` with a
+/// failed child's output.
+fn run_children(child: &str, path_var: &str, path: &Path, tag_prefix: &str, n: usize, what: &str) {
+    let children: Vec<_> = (0..n)
+        .map(|k| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", child, "--test-threads", "1"])
+                .env(path_var, path)
+                .env("HRL_TEST_TAG", format!("{tag_prefix}{k}"))
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "{what}:\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 /// Runs in child processes (see `processes_opening_a_new_cache_together_all_succeed`).
 #[test]
 fn child_cache_opener() {
@@ -662,25 +687,14 @@ fn processes_opening_a_new_cache_together_all_succeed() {
     for round in 0..25 {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.sqlite");
-        let children: Vec<_> = (0..6)
-            .map(|k| {
-                std::process::Command::new(std::env::current_exe().unwrap())
-                    .args(["--exact", "child_cache_opener", "--test-threads", "1"])
-                    .env("HRL_TEST_NEW_CACHE", &path)
-                    .env("HRL_TEST_TAG", format!("r{round}-p{k}"))
-                    .stdout(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for c in children {
-            let o = c.wait_with_output().unwrap();
-            assert!(
-                o.status.success(),
-                "round {round}: a process failed to open or write the new cache:\n{}",
-                String::from_utf8_lossy(&o.stdout)
-            );
-        }
+        run_children(
+            "child_cache_opener",
+            "HRL_TEST_NEW_CACHE",
+            &path,
+            &format!("r{round}-p"),
+            6,
+            &format!("round {round}: a process failed to open or write the new cache"),
+        );
         assert_eq!(open(&path).stats().unwrap().entries, 6, "round {round}");
     }
 }
@@ -689,25 +703,14 @@ fn processes_opening_a_new_cache_together_all_succeed() {
 fn several_processes_share_one_cache() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.sqlite");
-    let children: Vec<_> = (0..3)
-        .map(|k| {
-            std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "child_cache_writer", "--test-threads", "1"])
-                .env("HRL_TEST_CACHE", &path)
-                .env("HRL_TEST_TAG", format!("p{k}"))
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert!(
-            o.status.success(),
-            "a writer process failed:\n{}",
-            String::from_utf8_lossy(&o.stdout)
-        );
-    }
+    run_children(
+        "child_cache_writer",
+        "HRL_TEST_CACHE",
+        &path,
+        "p",
+        3,
+        "a writer process failed",
+    );
     let cache = open(&path);
     assert_eq!(cache.stats().unwrap().entries, 3 * 40 * 5 + 5);
     let counting = CountingExecutor::new(sim("m"));
