@@ -1333,3 +1333,39 @@ fn a_venv_interpreter_brings_its_packages_and_its_identity_names_them() {
     .unwrap_err();
     assert!(e.to_string().contains("no-such-python"), "{e}");
 }
+
+/// A session's worker that cannot start says why: its own stderr is in the error
+/// (here an "interpreter" that answers the host's probe but refuses to run inside).
+#[test]
+fn a_worker_that_cannot_start_reports_its_stderr() {
+    let _g = lock();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("python3");
+    let prefix = dir.path().display().to_string();
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = \"-s\" ]; then\n  echo '{{\"executable\": \"{exe}\", \"prefix\": \"{prefix}\", \"base_prefix\": \"{prefix}\", \"version\": \"fake 0\", \"packages\": []}}'\n  exit 0\nfi\necho 'fake-python: refusing to run here' >&2\nexit 3\n",
+            exe = fake.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = Sandbox::new(SandboxConfig {
+        python: fake.clone(),
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    assert_eq!(sb.python().identity().version, "fake 0");
+    let Err(e) = sb.session(&limits()) else {
+        panic!("the worker started");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("did not start") && e.contains("fake-python: refusing to run here"),
+        "{e}"
+    );
+}

@@ -23,6 +23,7 @@
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -34,6 +35,51 @@ use super::{EndReason, Limits, RunRequest, RunResult, Sandbox, SandboxError, val
 const WORKER_SOURCE: &str = include_str!("worker.py");
 /// Extra wall time the worker gets to report before the session presumes it hung.
 const REPORT_GRACE: Duration = Duration::from_secs(5);
+
+/// The start of a worker's stderr (bubblewrap's and the interpreter's own messages,
+/// e.g. `bwrap: execvp …: No such file or directory`), read by a thread that discards
+/// the rest so the worker can never block on a full pipe.
+struct StderrTail {
+    kept: Arc<Mutex<Vec<u8>>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl StderrTail {
+    const KEEP: usize = 4096;
+
+    fn drain(mut pipe: std::process::ChildStderr) -> StderrTail {
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let (tx, done) = mpsc::channel();
+        let k = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut k = k.lock().unwrap_or_else(|p| p.into_inner());
+                let room = StderrTail::KEEP.saturating_sub(k.len());
+                k.extend_from_slice(&buf[..n.min(room)]);
+            }
+            let _ = tx.send(());
+        });
+        StderrTail { kept, done }
+    }
+
+    /// What the (killed) worker wrote, as `; stderr: …`, or nothing; waits a moment for
+    /// the pipe to close.
+    fn after_exit(&self) -> String {
+        let _ = self.done.recv_timeout(Duration::from_secs(2));
+        let k = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(&k);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("; stderr: {text}")
+        }
+    }
+}
 
 struct Worker {
     pid: i32,
@@ -154,7 +200,7 @@ impl Session {
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(Stdio::piped());
         // No RLIMIT_CPU/AS here: the worker lives across runs; each run's child sets
         // its own. No parent-death signal either (it would fire when the creating
         // thread exits): the worker exits on EOF of its control pipe instead.
@@ -170,6 +216,7 @@ impl Session {
         .install(&mut cmd);
         let mut child = cmd.spawn()?;
         drop(keep_alive);
+        let stderr = StderrTail::drain(child.stderr.take().expect("piped"));
         let pid = child.id() as i32;
         let pidfd = PidFd::open(pid)?;
         let mut worker = Worker {
@@ -188,14 +235,16 @@ impl Session {
             Err(e) => {
                 worker.kill();
                 return Err(SandboxError::Io(io::Error::other(format!(
-                    "sandbox worker did not start: {e}"
+                    "sandbox worker did not start: {e}{}",
+                    stderr.after_exit()
                 ))));
             }
         };
         if hello.get("ready") != Some(&serde_json::Value::Bool(true)) {
             worker.kill();
             return Err(SandboxError::Io(io::Error::other(format!(
-                "sandbox worker refused to start: {hello}"
+                "sandbox worker refused to start: {hello}{}",
+                stderr.after_exit()
             ))));
         }
         Ok(worker)
