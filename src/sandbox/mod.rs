@@ -206,7 +206,7 @@ pub struct PythonInstall {
     /// Directories bound read-only into the sandbox besides `/usr` (the install prefix
     /// of an interpreter that lives elsewhere, e.g. under a home directory).
     pub extra_ro_dirs: Vec<PathBuf>,
-    /// `sys.version`'s first word, e.g. `3.11.7`, after the implementation name.
+    /// Implementation and version, e.g. `cpython 3.11.7`.
     pub version: String,
     /// Installed distributions as `name==version`, sorted (case-insensitively) and
     /// deduplicated: the base installation's and, for a venv, the venv's; never the
