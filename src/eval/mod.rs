@@ -434,7 +434,7 @@ pub fn run_with(
             proposer: proposer.identity(),
             executor: backend.identity.clone(),
             run: run_config.clone(),
-            run_config_hash: run_config.result_hash(&python),
+            run_config_hash: run_config.result_hash(&python.hash),
             sandbox_python: Some(python.clone()),
             tasks: records.clone(),
             comparable: settings.limit.is_none(),

@@ -184,7 +184,7 @@ pub fn summarize(
         samples: config.samples,
         executor: executor.clone(),
         config: config.clone(),
-        config_hash: config.result_hash(python),
+        config_hash: config.result_hash(&python.hash),
         sandbox_python: Some(python.clone()),
         aggregates: Aggregates::from_rollouts(&output.rollouts),
         batching: output.batches.clone(),

@@ -32,8 +32,7 @@ use crate::executor::{
 };
 use crate::families::extract_answer;
 use crate::sandbox::{
-    ChannelHandler, ChannelReply, EndReason, Limits, PythonIdentity, RunRequest, Sandbox,
-    SandboxError,
+    ChannelHandler, ChannelReply, EndReason, Limits, RunRequest, Sandbox, SandboxError,
 };
 use crate::task::{AnswerRule, Item, ItemKind};
 
@@ -113,14 +112,14 @@ impl Default for RunConfig {
 
 impl RunConfig {
     /// Hash of the settings that can change a rollout's result: limits, seed and the
-    /// sandbox's interpreter (`python`: [`PythonIdentity::hash`], its version and
-    /// installed packages); not concurrency or batching, which must not.
-    pub fn result_hash(&self, python: &PythonIdentity) -> String {
+    /// sandbox's interpreter (`python_hash`: [`crate::sandbox::PythonIdentity::hash`], over its
+    /// version and installed packages); not concurrency or batching, which must not.
+    pub fn result_hash(&self, python_hash: &str) -> String {
         let v = serde_json::json!({
             "program": self.program,
             "tool": self.tool,
             "seed": self.seed,
-            "python": python.hash,
+            "python": python_hash,
         });
         let mut h = Sha256::new();
         h.update(b"harness-rl/run-config/v2\0");
@@ -354,7 +353,7 @@ impl<'a> Runtime<'a> {
             sandbox,
             executor,
             config,
-            config_hash: config.result_hash(&sandbox.python().identity()),
+            config_hash: config.result_hash(&sandbox.python().hash()),
         }
     }
 
@@ -1303,7 +1302,7 @@ pub fn run(
         sandbox: ctx.sandbox,
         executor: ctx.executor_ref.clone(),
         config,
-        config_hash: config.result_hash(&ctx.sandbox.python().identity()),
+        config_hash: config.result_hash(&ctx.sandbox.python().hash()),
     };
     let slots: Vec<(usize, u32)> = (0..items.len())
         .flat_map(|i| (0..config.samples).map(move |s| (i, s)))
@@ -1436,7 +1435,7 @@ mod tests {
         );
     }
 
-    fn python(version: &str, packages: &[&str]) -> PythonIdentity {
+    fn python(version: &str, packages: &[&str]) -> crate::sandbox::PythonIdentity {
         crate::sandbox::PythonInstall {
             executable: "/x/bin/python3".into(),
             extra_ro_dirs: Vec::new(),
@@ -1453,9 +1452,9 @@ mod tests {
         let mut b = a.clone();
         b.concurrency = 3;
         b.dispatch.window = Duration::from_secs(9);
-        assert_eq!(a.result_hash(&py), b.result_hash(&py));
+        assert_eq!(a.result_hash(&py.hash), b.result_hash(&py.hash));
         b.program.max_llm_calls = 1;
-        assert_ne!(a.result_hash(&py), b.result_hash(&py));
+        assert_ne!(a.result_hash(&py.hash), b.result_hash(&py.hash));
     }
 
     #[test]
@@ -1464,7 +1463,7 @@ mod tests {
         let base = python("cpython 3.11.7", &["pip==24.0"]);
         let mut moved = base.clone();
         moved.executable = "/elsewhere/bin/python3".into();
-        assert_eq!(c.result_hash(&base), c.result_hash(&moved));
+        assert_eq!(c.result_hash(&base.hash), c.result_hash(&moved.hash));
         for other in [
             python("cpython 3.12.1", &["pip==24.0"]),
             python("cpython 3.11.7", &["numpy==2.4.6", "pip==24.0"]),
@@ -1472,7 +1471,11 @@ mod tests {
             python("cpython 3.11.7", &[]),
         ] {
             assert_ne!(other.hash, base.hash, "{other:?}");
-            assert_ne!(c.result_hash(&base), c.result_hash(&other), "{other:?}");
+            assert_ne!(
+                c.result_hash(&base.hash),
+                c.result_hash(&other.hash),
+                "{other:?}"
+            );
         }
     }
 }

@@ -335,8 +335,9 @@ impl PythonInstall {
         Ok(())
     }
 
-    /// The interpreter as recorded in results.
-    pub fn identity(&self) -> PythonIdentity {
+    /// [`PythonIdentity::hash`]: 16 hex digits over the version and the packages,
+    /// without copying them (runtimes derive their config hash from it per rollout).
+    pub fn hash(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
         h.update(b"harness-rl/sandbox-python/v1\0");
@@ -345,14 +346,19 @@ impl PythonInstall {
             h.update([0]);
             h.update(p.as_bytes());
         }
+        h.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The interpreter as recorded in results.
+    pub fn identity(&self) -> PythonIdentity {
         PythonIdentity {
             executable: self.executable.display().to_string(),
             version: self.version.clone(),
             packages: self.packages.clone(),
-            hash: h.finalize()[..8]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            hash: self.hash(),
         }
     }
 }
