@@ -39,6 +39,11 @@ pub struct Metadata {
     pub executor_hash: Option<String>,
     /// The executor's model id: the GGUF's sha256 for llama.cpp models.
     pub executor_model_sha256: Option<String>,
+    /// The hash of the sandbox's interpreter (version and installed packages:
+    /// `PythonInstall::hash`) the rollouts ran with; absent in checkpoints written
+    /// before it was recorded and in the untrained policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_python: Option<String>,
     /// Training steps done.
     pub steps: u64,
     /// The resolved training settings without what does not change a result (the
@@ -213,6 +218,7 @@ mod tests {
             executor_spec: None,
             executor_hash: None,
             executor_model_sha256: None,
+            sandbox_python: None,
             steps: 0,
             settings: serde_json::json!({}),
         }

@@ -217,7 +217,12 @@ impl Log {
 }
 
 /// The metadata a checkpoint of this run carries.
-fn metadata(settings: &TrainSettings, backend: Option<&Backend>, steps: u64) -> Metadata {
+fn metadata(
+    settings: &TrainSettings,
+    backend: Option<&Backend>,
+    sandbox_python: Option<&str>,
+    steps: u64,
+) -> Metadata {
     Metadata {
         crate_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: crate::eval::config::GIT_COMMIT.into(),
@@ -227,6 +232,7 @@ fn metadata(settings: &TrainSettings, backend: Option<&Backend>, steps: u64) -> 
         executor_spec: Some(settings.executor.clone()),
         executor_hash: backend.map(|b| b.identity.hash.clone()),
         executor_model_sha256: backend.map(|b| b.identity.model_id.clone()),
+        sandbox_python: sandbox_python.map(str::to_string),
         steps,
         settings: settings.fingerprint(),
     }
@@ -246,7 +252,7 @@ pub fn write_uniform(settings: &TrainSettings) -> Result<TrainOutcome, TrainErro
     let ckpt = Checkpoint::uniform(
         settings.train.max_edits,
         settings.train.mask_invalid,
-        metadata(settings, None, 0),
+        metadata(settings, None, None, 0),
     );
     let last = settings.out.join(LAST);
     ckpt.save(&settings.out.join("ckpt-0.json"))?;
@@ -349,6 +355,19 @@ pub fn run_with(
                 c.metadata.executor_hash
             )));
         }
+        // The interpreter is part of every rollout's identity (what programs can
+        // import): a run must not continue under another one, even at the same path.
+        let python = sandbox.python().hash();
+        if let Some(old) = c.metadata.sandbox_python.as_deref()
+            && old != python
+            && c.metadata.steps > 0
+        {
+            return Err(TrainError::Usage(format!(
+                "{}: cannot resume: the checkpoint's rollouts ran with another sandbox interpreter (hash {old}; this one is {python}, {})",
+                last_path.display(),
+                sandbox.python().executable.display()
+            )));
+        }
         for f in [TRAIN_LOG, TRAJECTORIES, HELDOUT] {
             cut_log(&dir.file(f), c.metadata.steps)?;
         }
@@ -363,7 +382,7 @@ pub fn run_with(
         Checkpoint::uniform(
             t.max_edits,
             t.mask_invalid,
-            metadata(settings, Some(backend), 0),
+            metadata(settings, Some(backend), Some(&sandbox.python().hash()), 0),
         )
     };
     // Tasks and sets, as the evaluator builds them (before the run's config is written,

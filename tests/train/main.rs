@@ -325,6 +325,64 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
 }
 
 #[test]
+fn resume_refuses_a_checkpoint_made_with_another_sandbox_interpreter() {
+    let _g = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let text = suite_text(&["gcd", "spell_backward", "count_primes"], ADDITIVE);
+    let o = |steps| TrainOverrides {
+        steps: Some(steps),
+        checkpoint_every: Some(1),
+        eval_every: Some(100),
+        ..TrainOverrides::default()
+    };
+    let out = dir.path().join("run");
+    train(
+        &settings(dir.path(), &text, &out, o(1)),
+        Rule::Additive,
+        false,
+    );
+    // The checkpoint names the interpreter its rollouts ran with.
+    let last = out.join(trainer::LAST);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&last).unwrap()).unwrap();
+    let here = sandbox().python().hash();
+    assert_eq!(v["metadata"]["sandbox_python"], serde_json::json!(here));
+    // The same settings (the same --python, here none) but another environment, as
+    // after a package was installed into it: refused, naming both hashes.
+    let other = if here == "0123456789abcdef" {
+        "fedcba9876543210"
+    } else {
+        "0123456789abcdef"
+    };
+    v["metadata"]["sandbox_python"] = serde_json::json!(other);
+    std::fs::write(&last, serde_json::to_string(&v).unwrap()).unwrap();
+    let s2 = settings(dir.path(), &text, &out, o(2));
+    let e = trainer::run_with(
+        &s2,
+        &sim::backend(Rule::Additive, &s2),
+        sandbox(),
+        true,
+        &|_| {},
+    )
+    .unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("another sandbox interpreter") && m.contains(other) && m.contains(&here),
+        "{m}"
+    );
+    // Nothing was cut or written: the run still holds its one step.
+    assert_eq!(trainer::read_train_log(&out).unwrap().len(), 1);
+    // A checkpoint from before the field existed resumes (nothing to compare).
+    v["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sandbox_python");
+    std::fs::write(&last, serde_json::to_string(&v).unwrap()).unwrap();
+    let o2 = train(&s2, Rule::Additive, true);
+    assert_eq!(o2.steps, 2);
+}
+
+#[test]
 fn train_tables_are_checked_strictly() {
     let dir = tempfile::tempdir().unwrap();
     let fams = ["gcd", "count_primes"];
