@@ -844,6 +844,27 @@ fn zebra_puzzles(inst: &Instance) -> String {
     s(&inst.metadata["names"][who]).to_string()
 }
 
+/// No question is answered by one clue: the value asked about is never paired with a
+/// name by a `same` clue (it must be deduced, not read off).
+#[test]
+fn zebra_questions_are_never_stated_by_a_single_clue() {
+    let f = families::get("zebra_puzzles").unwrap();
+    for level in Level::all() {
+        for i in 0..200 {
+            let x = families::generate(f, level, 5, i);
+            let q = &x.metadata["question"];
+            let named = |v: &Value| v[0].as_u64() == Some(0);
+            for c in x.metadata["clues"].as_array().unwrap() {
+                if s(&c["kind"]) != "same" {
+                    continue;
+                }
+                let direct = (named(&c["a"]) && &c["b"] == q) || (named(&c["b"]) && &c["a"] == q);
+                assert!(!direct, "{}: the question {q} is clue {c}", x.id);
+            }
+        }
+    }
+}
+
 /// The puzzle has exactly one arrangement, no clue is redundant, and the re-solver's
 /// name is the gold.
 #[test]
