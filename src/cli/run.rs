@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// The harness: a .toml/.json declarative harness or a .py program harness.
     #[arg(long)]
     pub harness: PathBuf,
-    /// Task SPEC (repeatable): families:NAMES|ROLE@SPLIT[:level=L][:n=N][:seed=S][:start=I][:variant=V],
+    /// Task SPEC (repeatable): families:NAMES|ROLE@SPLIT[:level=L][:n=N][:seed=S][:start=I][:variant=V][:distinct=true],
     /// jsonl:PATH, lcb:DIR[:release=TAG][:from=DATE][:to=DATE][:platform=P]
     /// [:difficulty=D][:n=N][:start=I], humaneval[:PATH][:n=N][:start=I].
     #[arg(long, required = true)]

@@ -10,6 +10,10 @@
 //!     seed=S    generator seed                                    [default 0]
 //!     start=I   first instance index (disjoint sets: start=100)   [default 0]
 //!     variant=V question template: 0 (canonical), K, or `random`  [default 0]
+//!     distinct=B  `true`: skip an index whose question (its canonical wording)
+//!               repeats an earlier one of the same family and level, so the n
+//!               items are n different questions (ids keep their index; an
+//!               error when 50n+100 indices give fewer)              [default false]
 //! jsonl:PATH                          instances as written by `hrl tasks gen`
 //! lcb:DIR[:KEY=VALUE]...              LiveCodeBench code_generation_lite files
 //!     release=TAG   release_vN | release_latest | vN | vA_vB      [release_latest]
@@ -48,6 +52,8 @@ pub enum TaskSpec {
         start: u64,
         /// The question template (`families::Variant`): 0 = canonical.
         variant: Variant,
+        /// Skip repeated questions (`distinct=true`).
+        distinct: bool,
     },
     Jsonl(PathBuf),
     Lcb {
@@ -66,6 +72,37 @@ pub enum TaskSpec {
         n: Option<usize>,
         start: usize,
     },
+}
+
+/// The first `n` indices from `start` whose questions differ (compared in the
+/// canonical wording, so that two templates of one task count as one question); an
+/// error when `50n + 100` indices give fewer (the level's question space is small).
+fn distinct_indices(
+    fam: &'static dyn families::Family,
+    level: Level,
+    seed: u64,
+    start: u64,
+    n: u64,
+) -> Result<Vec<u64>, String> {
+    let canonical = InstanceStream::new(fam, level, seed);
+    let budget = 50 * n + 100;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(n as usize);
+    for i in start..start.saturating_add(budget) {
+        if seen.insert(canonical.instance(i).question) {
+            out.push(i);
+            if out.len() as u64 == n {
+                return Ok(out);
+            }
+        }
+    }
+    Err(format!(
+        "{} level {}: distinct=true needs {n} different questions but indices {start}..{} hold only {} (the level repeats questions; lower n or use another level)",
+        fam.name(),
+        level.get(),
+        start.saturating_add(budget),
+        out.len()
+    ))
 }
 
 /// What loading code items needs (the grader's sandbox and settings).
@@ -197,8 +234,16 @@ impl TaskSpec {
                 };
                 let (mut levels, mut n, mut seed, mut start) = (vec![1u8], 8u64, 0u64, 0u64);
                 let mut variant = Variant::CANONICAL;
+                let mut distinct = false;
                 for (k, v) in opts {
                     match k.as_str() {
+                        "distinct" => {
+                            distinct = match v.as_str() {
+                                "true" => true,
+                                "false" => false,
+                                _ => return Err(bad(spec, "distinct must be true or false")),
+                            }
+                        }
                         "level" => levels = parse_levels(spec, &v)?,
                         "n" => n = num(spec, "n", &v)?,
                         "seed" => seed = num(spec, "seed", &v)?,
@@ -214,7 +259,7 @@ impl TaskSpec {
                             return Err(bad(
                                 spec,
                                 format!(
-                                    "unknown option `{other}` (level, n, seed, start, variant)"
+                                    "unknown option `{other}` (level, n, seed, start, variant, distinct)"
                                 ),
                             ));
                         }
@@ -240,6 +285,7 @@ impl TaskSpec {
                     seed,
                     start,
                     variant,
+                    distinct,
                 })
             }
             "jsonl" => {
@@ -366,6 +412,7 @@ impl TaskSpec {
                 seed,
                 start,
                 variant,
+                distinct,
             } => {
                 let fams: Vec<&'static dyn families::Family> = match names {
                     None => families::registry().to_vec(),
@@ -377,9 +424,16 @@ impl TaskSpec {
                 let mut items = Vec::new();
                 for fam in fams {
                     for &l in levels {
-                        let stream = InstanceStream::new(fam, Level::new(l)?, *seed)
-                            .with_variant(*variant)?;
-                        for i in *start..start + n {
+                        let level = Level::new(l)?;
+                        let stream =
+                            InstanceStream::new(fam, level, *seed).with_variant(*variant)?;
+                        let indices = if *distinct {
+                            distinct_indices(fam, level, *seed, *start, *n)
+                                .map_err(|m| bad(spec_text, m))?
+                        } else {
+                            (*start..start + n).collect()
+                        };
+                        for i in indices {
                             items.push(Item::Answer {
                                 instance: Arc::new(stream.instance(i)),
                                 family: fam,
@@ -538,6 +592,7 @@ mod tests {
                 seed: 5,
                 start: 10,
                 variant: Variant::CANONICAL,
+                distinct: false,
             }
         );
         let items = s.load("x", &TaskContext::default()).unwrap();
@@ -561,6 +616,7 @@ mod tests {
             "web:x",
             "families:gcd:variant=99",
             "families:gcd:variant=sometimes",
+            "families:gcd:distinct=yes",
             "families:nope@paper-like",
             "families:held_out@no-such-split",
         ] {
@@ -571,6 +627,66 @@ mod tests {
             .to_string();
         assert!(
             e.contains("no role `test`") && e.contains("held_out"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn distinct_skips_repeated_questions_and_says_when_a_level_has_too_few() {
+        let ctx = TaskContext::default();
+        let question = |it: &Item| match it {
+            Item::Answer { instance, .. } => instance.question.clone(),
+            _ => panic!("a family item"),
+        };
+        // jugs level 1 repeats questions within its first 24 indices.
+        let plain = TaskSpec::parse("families:jugs:n=24").unwrap();
+        let plain = plain.load("p", &ctx).unwrap();
+        let plain_q: Vec<String> = plain.iter().map(question).collect();
+        let unique: std::collections::HashSet<&String> = plain_q.iter().collect();
+        assert!(unique.len() < 24, "the level repeats questions");
+        let spec = TaskSpec::parse("families:jugs:n=8:distinct=true:variant=1").unwrap();
+        let items = spec.load("d", &ctx).unwrap();
+        assert_eq!(items.len(), 8);
+        // Compared in the canonical wording: the canonical stream at the same indices.
+        let idx: Vec<u64> = items
+            .iter()
+            .map(|it| {
+                it.id()
+                    .rsplit("/i")
+                    .next()
+                    .unwrap()
+                    .split('/')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let canon = TaskSpec::parse("families:jugs:n=400")
+            .unwrap()
+            .load("c", &ctx)
+            .unwrap();
+        let canon_q: Vec<String> = canon.iter().map(question).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut want = Vec::new();
+        for (i, q) in canon_q.iter().enumerate() {
+            if want.len() < 8 && seen.insert(q.clone()) {
+                want.push(i as u64);
+            }
+        }
+        assert_eq!(idx, want);
+        assert!(
+            items.iter().all(|it| it.id().ends_with("/v1")),
+            "the variant is kept"
+        );
+        // More than the level holds: an error naming the family, level and count.
+        let e = TaskSpec::parse("families:jugs:n=24:distinct=true")
+            .unwrap()
+            .load("e", &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("jugs level 1") && e.contains("needs 24 different questions"),
             "{e}"
         );
     }
