@@ -131,28 +131,26 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &TaskContext) -> Result<TaskS
                 let n = size(s);
                 let base = s.index() * SET_STRIDE;
                 let budget = (50 * n as u64 + 100).min(SET_STRIDE);
-                let mut items = Vec::with_capacity(n);
-                let mut i = base;
-                while items.len() < n {
-                    if i >= base + budget {
-                        return Err(EvalError::Usage(format!(
+                let found = stream
+                    .fresh_questions(base, n, budget, &mut seen)
+                    .map_err(|found| {
+                        EvalError::Usage(format!(
                             "task {}: the {} set needs {n} distinct questions but indices {base}..{} gave only {} new ones (the level repeats questions; use a higher level or smaller sets)",
                             task.id,
                             s.as_str(),
                             base + budget,
-                            items.len()
-                        )));
-                    }
-                    let inst = stream.instance(i);
-                    i += 1;
-                    if seen.insert(inst.question.clone()) {
-                        items.push(Item::Answer {
+                            found.len()
+                        ))
+                    })?;
+                out.push(
+                    found
+                        .into_iter()
+                        .map(|(_, inst)| Item::Answer {
                             instance: Arc::new(inst),
                             family: fam,
-                        });
-                    }
-                }
-                out.push(items);
+                        })
+                        .collect(),
+                );
             }
             let test = out.pop().expect("three sets");
             let dev = out.pop().expect("three sets");

@@ -407,6 +407,9 @@ pub fn seed_key(family: &str, version: u32, level: Level, seed: u64) -> [u8; 32]
     h.finalize().into()
 }
 
+/// An instance with its index in its stream.
+pub type Indexed = (u64, Instance);
+
 /// Instances of one `(family, level, seed)`: the key is hashed once, and instance
 /// `index` reads ChaCha20 stream number `index` under that key. Distinct stream numbers
 /// under one key, and distinct keys, give independent keystreams, so instance `i` of
@@ -496,6 +499,35 @@ impl InstanceStream {
             Variant::Fixed(k) => k,
             Variant::Random => Variant::Random.pick(self.family.variant_count(), self.rng(index)),
         }
+    }
+
+    /// Instances from index `start` on (at most `budget` indices) whose questions are
+    /// not yet in `seen`, until `n` are found; each kept question joins `seen`.
+    /// Questions are compared in the canonical wording (two templates of one task are
+    /// one question), and the instances returned are canonical. `Err` holds what was
+    /// found when the budget ran out first (a level that repeats its questions).
+    pub fn fresh_questions(
+        &self,
+        start: u64,
+        n: usize,
+        budget: u64,
+        seen: &mut std::collections::HashSet<String>,
+    ) -> Result<Vec<Indexed>, Vec<Indexed>> {
+        let canonical = InstanceStream {
+            variant: Variant::CANONICAL,
+            ..self.clone()
+        };
+        let mut out = Vec::with_capacity(n);
+        for i in start..start.saturating_add(budget) {
+            if out.len() == n {
+                break;
+            }
+            let inst = canonical.instance(i);
+            if seen.insert(inst.question.clone()) {
+                out.push((i, inst));
+            }
+        }
+        if out.len() == n { Ok(out) } else { Err(out) }
     }
 
     /// The RNG of instance `index`.

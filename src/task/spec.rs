@@ -74,37 +74,6 @@ pub enum TaskSpec {
     },
 }
 
-/// The first `n` indices from `start` whose questions differ (compared in the
-/// canonical wording, so that two templates of one task count as one question); an
-/// error when `50n + 100` indices give fewer (the level's question space is small).
-fn distinct_indices(
-    fam: &'static dyn families::Family,
-    level: Level,
-    seed: u64,
-    start: u64,
-    n: u64,
-) -> Result<Vec<u64>, String> {
-    let canonical = InstanceStream::new(fam, level, seed);
-    let budget = 50 * n + 100;
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(n as usize);
-    for i in start..start.saturating_add(budget) {
-        if seen.insert(canonical.instance(i).question) {
-            out.push(i);
-            if out.len() as u64 == n {
-                return Ok(out);
-            }
-        }
-    }
-    Err(format!(
-        "{} level {}: distinct=true needs {n} different questions but indices {start}..{} hold only {} (the level repeats questions; lower n or use another level)",
-        fam.name(),
-        level.get(),
-        start.saturating_add(budget),
-        out.len()
-    ))
-}
-
 /// What loading code items needs (the grader's sandbox and settings).
 #[derive(Debug, Clone, Default)]
 pub struct TaskContext {
@@ -427,9 +396,27 @@ impl TaskSpec {
                         let level = Level::new(l)?;
                         let stream =
                             InstanceStream::new(fam, level, *seed).with_variant(*variant)?;
-                        let indices = if *distinct {
-                            distinct_indices(fam, level, *seed, *start, *n)
-                                .map_err(|m| bad(spec_text, m))?
+                        let indices: Vec<u64> = if *distinct {
+                            // Small levels repeat questions (compared in the canonical
+                            // wording); the budget bounds the search.
+                            let budget = 50 * n + 100;
+                            let mut seen = std::collections::HashSet::new();
+                            stream
+                                .fresh_questions(*start, *n as usize, budget, &mut seen)
+                                .map_err(|found| {
+                                    bad(
+                                        spec_text,
+                                        format!(
+                                            "{} level {l}: distinct=true needs {n} different questions but indices {start}..{} hold only {} (the level repeats questions; lower n or use another level)",
+                                            fam.name(),
+                                            start.saturating_add(budget),
+                                            found.len()
+                                        ),
+                                    )
+                                })?
+                                .into_iter()
+                                .map(|(i, _)| i)
+                                .collect()
                         } else {
                             (*start..start + n).collect()
                         };
