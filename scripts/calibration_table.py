@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The calibration table (issues 7 and 8) from the run directories of scripts/calibrate.sh.
 
-    scripts/calibration_table.py [--runs /work/runs/calib] [--families FILE|-] [--json]
+    scripts/calibration_table.py [--runs /work/runs/calib]... [--families FILE|-] [--json]
 
 Reads RUNS/<harness>-L<level>/rollouts.jsonl (append-only; a run still going or
 interrupted is read as far as it got) for the seed harnesses zero-shot, program,
-python-tool and reason at levels 1 and 2 and keeps the last rollout per item. One
-harness hash and executor per directory is checked; rollouts whose question or gold
+python-tool and reason at levels 1 and 2 and keeps the last rollout per item. --runs
+may be given several times (a grid run by several processes, each in its own
+directory): a cell's rollouts are read from every directory in the order given, and
+a later directory's rollout of an item replaces an earlier one's. One harness hash
+and executor per cell is checked (across the directories); rollouts whose question or gold
 differ from what the family generates today (an earlier version's) are skipped and
 counted on stderr. Prints a Markdown table per level: per family, each harness's mean
 score with n and a 95 % interval (Wilson for 0/1 scores, else a seeded percentile
@@ -176,7 +179,7 @@ def families(arg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", default="/work/runs/calib")
+    ap.add_argument("--runs", action="append", help="a run directory (repeatable); default /work/runs/calib")
     ap.add_argument("--families", help="file (or -) with family names; default: hrl tasks list")
     ap.add_argument("--expect", type=int, default=24, help="instances per cell of the grid")
     ap.add_argument("--seed", type=int, default=0, help="the grid's instance seed")
@@ -189,21 +192,28 @@ def main():
     current = {lv: current_items(lv, args.expect, args.seed) for lv in LEVELS}
     for h in HARNESSES:
         for lv in LEVELS:
-            path = os.path.join(args.runs, f"{h}-L{lv}", "rollouts.jsonl")
+            merged = {}
+            for d in args.runs or ["/work/runs/calib"]:
+                path = os.path.join(d, f"{h}-L{lv}", "rollouts.jsonl")
+                if os.path.exists(path):
+                    for r in load(path, current[lv]):
+                        merged[(r["item_id"], r["sample"])] = r
+            rows = list(merged.values())
+            ids = {(r["harness_hash"], r["executor"]["hash"], r["config_hash"]) for r in rows}
+            if len(ids) > 1:
+                sys.exit(f"{h}-L{lv}: rollouts of {len(ids)} (harness, executor, config) identities across --runs")
             by_fam = defaultdict(list)
-            if os.path.exists(path):
-                rows = load(path, current[lv])
-                for r in rows:
-                    if r.get("level") == lv:
-                        by_fam[r["group"]].append(r)
-                if rows:
-                    runs[f"{h}-L{lv}"] = {
-                        "rollouts": len(rows),
-                        "harness_hash": rows[0]["harness_hash"],
-                        "executor": rows[0]["executor"],
-                        "config_hash": rows[0]["config_hash"],
-                        "seconds_in_rollouts": sum(r["wall_ms"] for r in rows) / 1000,
-                    }
+            for r in rows:
+                if r.get("level") == lv:
+                    by_fam[r["group"]].append(r)
+            if rows:
+                runs[f"{h}-L{lv}"] = {
+                    "rollouts": len(rows),
+                    "harness_hash": rows[0]["harness_hash"],
+                    "executor": rows[0]["executor"],
+                    "config_hash": rows[0]["config_hash"],
+                    "seconds_in_rollouts": sum(r["wall_ms"] for r in rows) / 1000,
+                }
             for fam in fams:
                 cells[(fam, h, lv)] = Cell(by_fam.get(fam, []))
 
