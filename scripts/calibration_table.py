@@ -169,12 +169,17 @@ def untagged_right(cell, items):
     return right, verbatim, len(lines)
 
 
+def family_versions():
+    """Family name -> version, as the binary generates them (recorded in --json)."""
+    out = subprocess.check_output([hrl_binary(), "tasks", "list", "--json"])
+    return {f["name"]: f["version"] for f in json.loads(out)}
+
+
 def families(arg):
     if arg:
         text = sys.stdin.read() if arg == "-" else open(arg).read()
         return [f for f in text.split() if f]
-    out = subprocess.check_output([hrl_binary(), "tasks", "list", "--json"])
-    return sorted(f["name"] for f in json.loads(out))
+    return sorted(family_versions())
 
 
 def main():
@@ -266,6 +271,7 @@ def main():
     if args.json:
         json.dump(
             {
+                "family_versions": {f: v for f, v in family_versions().items() if f in fams},
                 "runs": runs,
                 "repeated_questions": [
                     {"family": f, "level": lv, "distinct": k, "items": n}
