@@ -517,7 +517,7 @@ impl InstanceStream {
             variant: Variant::CANONICAL,
             ..self.clone()
         };
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(4096));
         for i in start..start.saturating_add(budget) {
             if out.len() == n {
                 break;

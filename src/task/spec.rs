@@ -399,10 +399,15 @@ impl TaskSpec {
                         let indices: Vec<u64> = if *distinct {
                             // Small levels repeat questions (compared in the canonical
                             // wording); the budget bounds the search.
-                            let budget = 50 * n + 100;
+                            let budget = n.saturating_mul(50).saturating_add(100);
                             let mut seen = std::collections::HashSet::new();
                             stream
-                                .fresh_questions(*start, *n as usize, budget, &mut seen)
+                                .fresh_questions(
+                                    *start,
+                                    usize::try_from(*n).unwrap_or(usize::MAX),
+                                    budget,
+                                    &mut seen,
+                                )
                                 .map_err(|found| {
                                     bad(
                                         spec_text,
