@@ -583,3 +583,35 @@ fn arc_1d_resolver_matches_the_gold_text() {
     }
     assert_eq!(kinds.len(), 8, "{kinds:?}");
 }
+
+/// Instances whose examples version 1 of arc_1d let two rules explain with different
+/// test outputs (the first found by CI's property test, the rest by a search of 20,000
+/// instances per level with `arc_answers`); version 2 redraws such example sets, so
+/// each id now has examples that determine the answer, and the answer is the gold.
+#[test]
+fn arc_1d_examples_determine_the_answer_where_version_1_did_not() {
+    let f = families::get("arc_1d").unwrap();
+    let cases: [(u8, u64, u64); 15] = [
+        (2, 9836053946451945966, 750358), // fill_gap; all outputs palindromes
+        (1, 0, 2559),                     // recolor; fill_gap of the new colour fits too
+        (1, 0, 3145),
+        (1, 1, 1813), // shift left by 1; every block starts at cell 1
+        (1, 1, 2915),
+        (2, 0, 718),
+        (2, 1, 1376),
+        (2, 2, 454),
+        (2, 2, 2442),
+        (3, 0, 1895), // extend; every input ends in the block
+        (3, 1, 1163), // move_to_marker; marker at cell 0
+        (3, 3, 238),
+        (4, 0, 2044), // denoise; the same long run in every example
+        (4, 1, 180),
+        (4, 1, 2980),
+    ];
+    for (level, seed, index) in cases {
+        let x = families::generate(f, Level::new(level).unwrap(), seed, index);
+        let answers = arc_answers(&x);
+        assert_eq!(answers.len(), 1, "{}: the examples allow {answers:?}", x.id);
+        assert_eq!(arc_1d(&x), x.answer, "{}", x.id);
+    }
+}
