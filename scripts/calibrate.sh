@@ -19,7 +19,8 @@
 # full run later reuses them). Runs go under `nice -n NICE` (other measurements have
 # priority).
 # At the end the table is printed by scripts/calibration_table.py (also runnable alone
-# on a grid still going).
+# on a grid still going; `--json` writes a pass's table); scripts/calibration_merge.py
+# merges the passes' JSON tables into the whole grid (docs/RESULTS.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
