@@ -26,7 +26,9 @@ import json
 import os
 import sys
 
-HARNESSES = ["zero-shot", "program", "python-tool", "reason"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibration_table import HARNESSES, verdict  # noqa: E402  (one rule for both scripts)
+
 REQUIRED = ["zero-shot", "program", "python-tool"]
 LEVELS = [1, 2]
 EXPECT = 24
@@ -151,18 +153,12 @@ def main():
 
 
 def rule(families, merged):
+    """The verdict of calibration_table.py's rule on the merged level-1 cells."""
     out = {}
     for fam in families:
-        cells = [merged.get((fam, h, 1)) for h in HARNESSES]
-        zs = merged.get((fam, "zero-shot", 1))
-        if zs and zs["n"] >= EXPECT and zs["mean"] >= 0.9:
-            out[fam] = "fail: zero-shot at or above 0.9"
-        elif any(c and c["mean"] > 0 for c in cells):
-            out[fam] = "pass" if zs else "undecided"
-        elif all(c and c["n"] >= EXPECT for c in cells):
-            out[fam] = "fail: 0 under every seed harness"
-        else:
-            out[fam] = "undecided"
+        cells = {h: merged.get((fam, h, 1)) for h in HARNESSES}
+        v, reasons = verdict({h: (c["n"], c["mean"]) if c else (0, None) for h, c in cells.items()}, EXPECT)
+        out[fam] = f"{v}: {'; '.join(reasons)}" if reasons else v
     return out
 
 

@@ -127,6 +127,32 @@ class Cell:
         }
 
 
+def verdict(level1, expect):
+    """The rule of issue 7 for one family: `level1` maps each seed harness to the
+    (n, mean) of its level-1 cell (n = 0: not run). Returns ("pass" | "fail" |
+    "undecided", reasons). Also used by calibration_merge.py."""
+    measured = [h for h in HARNESSES if level1[h][0]]
+    above = [h for h in measured if level1[h][1] > 0]
+    reasons = []
+    if not above:
+        # "0 under every seed harness" needs every cell complete: a partial cell
+        # (an interrupted run) could still score above 0.
+        if all(level1[h][0] >= expect for h in HARNESSES):
+            reasons.append("level 1 scores 0 under every seed harness")
+        else:
+            reasons.append(None)
+    zn, zmean = level1["zero-shot"]
+    if zn and zmean >= 0.9:
+        reasons.append(f"zero-shot level 1 scores {zmean:.2f} >= 0.9")
+    elif not zn:
+        reasons.append(None)
+    if any(r for r in reasons):
+        return ("fail", [r for r in reasons if r])
+    if None in reasons:
+        return ("undecided", [])
+    return ("pass", [])
+
+
 def hrl_binary():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.environ.get("HRL") or os.path.join(root, "target", "release", "hrl")
@@ -222,30 +248,10 @@ def main():
             for fam in fams:
                 cells[(fam, h, lv)] = Cell(by_fam.get(fam, []))
 
-    verdicts = {}
-    for fam in fams:
-        c = {h: cells[(fam, h, 1)] for h in HARNESSES}
-        measured = [h for h in HARNESSES if c[h].n]
-        above = [h for h in measured if c[h].mean > 0]
-        reasons = []
-        if not above:
-            # "0 under every seed harness" needs every cell complete: a partial cell
-            # (an interrupted run) could still score above 0.
-            if all(c[h].n >= args.expect for h in HARNESSES):
-                reasons.append("level 1 scores 0 under every seed harness")
-            else:
-                reasons.append(None)
-        zs = c["zero-shot"]
-        if zs.n and zs.mean >= 0.9:
-            reasons.append(f"zero-shot level 1 scores {zs.mean:.2f} >= 0.9")
-        elif not zs.n:
-            reasons.append(None)
-        if any(r for r in reasons):
-            verdicts[fam] = ("fail", [r for r in reasons if r])
-        elif None in reasons:
-            verdicts[fam] = ("undecided", [])
-        else:
-            verdicts[fam] = ("pass", [])
+    verdicts = {
+        fam: verdict({h: (cells[(fam, h, 1)].n, cells[(fam, h, 1)].mean) for h in HARNESSES}, args.expect)
+        for fam in fams
+    }
 
     # A family that no seed harness lifts above 0: is it the task or the answer tags?
     untagged = {}
