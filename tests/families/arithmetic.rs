@@ -1006,4 +1006,11 @@ fn calendar_and_equation_answer_forms() {
     assert_ne!(reversed, x.answer);
     assert_eq!(f.verify(&x, &reversed), 1.0, "{reversed}");
     assert_eq!(f.verify(&x, &format!("{reversed} + 0x")), 0.0);
+    // One pair of parentheses around the whole answer encloses the same polynomial; the
+    // product itself, as the question shows it, is not an expansion.
+    assert_eq!(f.verify(&x, &format!("({})", x.answer)), 1.0);
+    assert_eq!(f.verify(&x, &format!("(({}))", x.answer)), 0.0);
+    let shown = x.metadata["expression"].as_str().unwrap();
+    assert_eq!(f.verify(&x, shown), 0.0);
+    assert_eq!(f.verify(&x, &format!("{shown} = {}", x.answer)), 0.0);
 }

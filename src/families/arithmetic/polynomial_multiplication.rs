@@ -14,11 +14,13 @@
 //! optional `*`, the variable (ASCII case ignored), an optional power written `^n` or
 //! `**n` (n ≥ 1); whitespace anywhere between tokens. The answer must be simplified:
 //! each power at most once and no zero coefficients (the zero polynomial is `0`).
-//! Unicode superscripts, implicit products like `x3`, parentheses and a second
-//! variable score 0. The format example has a degree one above the product's, so it
-//! is never the gold.
-//! Metadata: `variable`, `factors` (each a list of coefficients, constant term first)
-//! and `product` (the same for the gold).
+//! One pair of parentheses around the whole answer, `(x^2 + 7x + 12)`, is read as
+//! what it encloses (the same expanded polynomial); any other parenthesis (a product
+//! like `(x + 3)^2` or `(x + 3)(x + 4)`, nested pairs), Unicode superscripts, implicit
+//! products like `x3`, an equation and a second variable score 0. The format example
+//! has a degree one above the product's, so it is never the gold.
+//! Metadata: `variable`, `expression` (the product as shown), `factors` (each a list
+//! of coefficients, constant term first) and `product` (the same for the gold).
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
@@ -150,6 +152,11 @@ pub(crate) fn render(coefs: &[i64], var: &str) -> String {
 /// Parse a simplified polynomial in `var` into power -> coefficient (no zero entries).
 fn parse_poly(answer: &str, var: &str) -> Option<BTreeMap<u32, i128>> {
     let s: String = answer.chars().filter(|c| !c.is_whitespace()).collect();
+    // One pair of parentheses around the whole answer encloses the same polynomial.
+    let s = match s.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+        Some(inner) => inner.to_string(),
+        None => s,
+    };
     if s.is_empty() || s.len() > 2048 || !s.is_ascii() {
         return None;
     }
@@ -251,14 +258,14 @@ const TEMPLATES: &[Template] = &[
     Template::new(
         Wording::Put,
         &[Piece::Text(
-            "Multiply out {@1} and collect like terms. Write the result as a sum of terms in {variable}, starting with the highest power, with powers written using ^.",
+            "Multiply out {expression} and collect like terms. Write the result as a sum of terms in {variable}, starting with the highest power, with powers written using ^.",
         )],
     ),
     Template::new(
         Wording::Lead,
         &[
             Piece::Text("Polynomial product:"),
-            Piece::Data("{@1}"),
+            Piece::Data("{expression}"),
             Piece::Text(
                 "Expand it fully and simplify by combining like terms. List the terms in {variable} from the highest power down, writing powers with ^.",
             ),
@@ -282,7 +289,12 @@ impl Family for PolynomialMultiplication {
         // own beside the answer rule); the phrase says it. Qwen2.5-Coder-0.5B now
         // expands level 1 right but untagged, `(x + 4)(x + 5) = x^2 + 9x + 20`, on 24
         // of 24 zero-shot, with the directive in the body and without (RESULTS.md).
-        2
+        // 3: the canonical body asks a question, "What is (x + 4)(x + 5) when expanded
+        // into a sum of terms?", and the phrase is "as a polynomial": under that
+        // wording the same model tags 17 of 24 level-1 answers (0 of 24 under the
+        // version-2 wording and two others); the verifier reads one pair of
+        // parentheses around the whole answer as its content (RESULTS.md, seventh pass).
+        3
     }
     fn level_params(&self, level: Level) -> Value {
         let p = &PARAMS[level.idx()];
@@ -310,19 +322,14 @@ impl Family for PolynomialMultiplication {
         let degree = product.len() - 1;
         let example = format!("{var}^{} + 2{var} - 1", degree + 1);
         Generated {
-            body: Body::new()
-                .text("Expand this product and combine like terms:")
-                .data(shown),
-            format: AnswerFormat::with_example(
-                format!(
-                    "as the expanded polynomial, a sum of terms in {var} with the highest power \
-                     first and powers written with ^"
-                ),
-                example,
-            ),
+            body: Body::of(format!(
+                "What is {shown} when expanded into a sum of terms?"
+            )),
+            format: AnswerFormat::with_example("as a polynomial", example),
             answer: render(&product, var),
             metadata: fields([
                 ("variable", Value::from(var)),
+                ("expression", Value::from(shown)),
                 ("factors", json!(factors)),
                 ("product", json!(product)),
             ]),
@@ -355,6 +362,7 @@ mod tests {
         assert_eq!(render(&[0, 0], "x"), "0");
         assert_eq!(parse_poly("0", "x"), Some(BTreeMap::new()));
         assert_eq!(parse_poly("+x^2-1", "x"), Some(as_map(&[-1, 0, 1])));
+        assert_eq!(parse_poly("( x^2 - 1 )", "x"), Some(as_map(&[-1, 0, 1])));
     }
 
     #[test]
@@ -375,6 +383,12 @@ mod tests {
             "--x",
             "x^2 - 1 junk",
             "",
+            "((x^2 - 1))",
+            "(x + 1)^2",
+            "(x^2 - 1",
+            "x^2 - 1)",
+            "(x^2) - (1)",
+            "()",
         ] {
             assert_eq!(parse_poly(bad, "x"), None, "{bad:?}");
         }
