@@ -114,6 +114,10 @@ def main():
     json.dump(
         {
             "llama_cpp_python": llama_cpp.__version__,
+            # The CPU features its llama.cpp was compiled for: pip builds llama.cpp for
+            # the machine it runs on (AVX-512 and VNNI here) unless told otherwise,
+            # while hrl's default build targets baseline x86-64 with AVX2.
+            "system_info": llama_cpp.llama_print_system_info().decode().strip(),
             "items": done,
             "of": len(rows),
             "seconds": round(seconds, 2),

@@ -28,6 +28,16 @@
 # oversubscribed machine 2 OpenMP threads were 3.4x slower, docs/PERFORMANCE.md); hrl's wall time is that of
 # the whole process (model load included), Python's excludes its model load, so the
 # ratio is conservative for hrl.
+#
+# Build flags are part of the comparison: pip compiles llama.cpp for the CPU it runs on
+# (GGML_NATIVE; AVX-512 and VNNI on this machine), hrl's default build targets baseline
+# x86-64 with AVX2. The report prints both sides' CPU features. Like for like:
+#   RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native cargo build --release --bin hrl
+#   HRL=target/native/release/hrl scripts/bench_run_vs_python.sh          # both native
+#   python3 -m venv .venv-llamacpp-avx2 && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON \
+#     -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF" \
+#     .venv-llamacpp-avx2/bin/python -m pip install --no-cache-dir llama-cpp-python
+#   VENV=.venv-llamacpp-avx2 scripts/bench_run_vs_python.sh               # both AVX2
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -135,6 +145,8 @@ printf 'ratio hrl / Python (zero-shot): %.2fx (goal >= 2.5x)\n' "$(echo "$HRL_RA
 printf 'ratio hrl / Python (program, hrl cold): %.2fx (goal >= 2.5x)\n' "$(echo "$COLD_RATE / $PYP_RATE" | bc -l)"
 printf 'warm-cache wall time / cold wall time (program): %.1f%% (goal <= 10%%)\n' \
     "$(echo "100 * $WARM_S / $COLD_S" | bc -l)"
+echo "hrl llama.cpp build: $(field "$WORK/zero-shot/summary.json" '" ".join(d["executor"]["build"]["llama_features"]) + " (target features: " + (" ".join(d["executor"]["build"]["target_features"]) or "baseline") + ")"')"
+echo "llama-cpp-python build: $(field "$WORK/python.json" 'd["system_info"]')"
 for run in zero-shot program-cold; do
     echo "$run, executor batches: $(field "$WORK/$run/summary.json" '"batches=%d requests=%d max=%d mean=%.1f sizes=%s" % (d["batching"]["batches"], d["batching"]["requests"], d["batching"]["max_size"], d["batching"]["requests"] / max(1, d["batching"]["batches"]), d["batching"]["sizes"])')"
 done
