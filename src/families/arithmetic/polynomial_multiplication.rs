@@ -151,12 +151,12 @@ pub(crate) fn render(coefs: &[i64], var: &str) -> String {
 
 /// Parse a simplified polynomial in `var` into power -> coefficient (no zero entries).
 fn parse_poly(answer: &str, var: &str) -> Option<BTreeMap<u32, i128>> {
-    let s: String = answer.chars().filter(|c| !c.is_whitespace()).collect();
+    let compact: String = answer.chars().filter(|c| !c.is_whitespace()).collect();
     // One pair of parentheses around the whole answer encloses the same polynomial.
-    let s = match s.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        Some(inner) => inner.to_string(),
-        None => s,
-    };
+    let s = compact
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(&compact);
     if s.is_empty() || s.len() > 2048 || !s.is_ascii() {
         return None;
     }
