@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use super::engine::{ArmLog, Engine, SetResult};
+use super::engine::{ArmLog, Engine, ScoreStats, SetResult};
 use super::records::{
     CandidateRecord, CandidateStatus, DevBatch, ProposalRecord, ProposedCandidate, RECORD_SCHEMA,
     RoundRecord, SetScore,
@@ -190,72 +190,140 @@ impl Tally {
     }
 }
 
-/// Run (or finish) trajectory (`task`, `sample`) of `arm`.
+/// Run (or finish) trajectory (`task`, `sample`) of `arm`: replay the rounds the run
+/// directory already holds, score the seed harness (round 0) if it is not recorded,
+/// then the remaining rounds.
 pub fn run_trajectory(
     sh: &Shared<'_>,
     arm: &Arm,
     task: usize,
     sample: u32,
 ) -> Result<(), EvalError> {
-    let tc = &sh.tasks[task];
-    let tid = tc.def.id.as_str();
-    let engine = sh.engine;
-    let wants_report = arm.proposer.wants_report();
-    let prior: &[RoundRecord] = arm
-        .prior
-        .rounds
-        .get(&(tid.to_string(), sample))
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let mut tally = Tally {
-        counted: HashSet::new(),
+    let mut t = Trajectory {
+        sh,
+        arm,
+        task,
+        sample,
+        tally: Tally {
+            counted: HashSet::new(),
+        },
+        history: Vec::new(),
+        current: sh.tasks[task].seed_harness.clone(),
     };
-    let mut history: Vec<HistoryEntry> = Vec::new();
-    let mut current: Arc<Harness> = tc.seed_harness.clone();
-    let mut next_round = 0u32;
-    // Replay finished rounds.
-    for rec in prior {
-        if rec.round != next_round {
-            break;
+    let mut next_round = t.replay()?;
+    if next_round == 0 {
+        t.round_zero()?;
+        next_round = 1;
+    }
+    for round in next_round..=sh.rounds {
+        if sh.engine.is_aborted() {
+            return Err(EvalError::Aborted("the run stopped".into()));
         }
-        let cands = arm
+        t.round(round)?;
+    }
+    Ok(())
+}
+
+/// One trajectory in progress: the harness it stands on and the history its proposer
+/// has seen.
+struct Trajectory<'s, 'a> {
+    sh: &'s Shared<'a>,
+    arm: &'s Arm,
+    task: usize,
+    sample: u32,
+    tally: Tally,
+    history: Vec<HistoryEntry>,
+    current: Arc<Harness>,
+}
+
+/// Step 1 of a round: the parent's feedback run.
+struct Feedback {
+    report: Option<ExecutionReport>,
+    score: Option<f64>,
+    edit_ctx: EditContext,
+}
+
+/// Step 3 of a round: each candidate's status, and the new ones to score.
+struct Sorted {
+    status: Vec<CandidateStatus>,
+    reasons: Vec<Option<String>>,
+    to_score: Vec<Arc<Harness>>,
+}
+
+/// Step 4 of a round: dev scores by harness hash.
+struct DevScores {
+    by_hash: HashMap<String, f64>,
+    parent: Option<f64>,
+    batch: Option<DevBatch>,
+}
+
+impl Trajectory<'_, '_> {
+    fn tid(&self) -> &str {
+        self.sh.tasks[self.task].def.id.as_str()
+    }
+
+    /// Score harnesses on sets of this trajectory's task (one engine call).
+    fn score(
+        &self,
+        reqs: &[(SetName, Arc<Harness>)],
+    ) -> Result<(Vec<Arc<SetResult>>, ScoreStats), EvalError> {
+        let full: Vec<(usize, SetName, Arc<Harness>)> = reqs
+            .iter()
+            .map(|(s, h)| (self.task, *s, h.clone()))
+            .collect();
+        self.sh.engine.score(&full, &self.arm.log)
+    }
+
+    /// Replay the rounds already recorded (a resumed run); the next round to run.
+    fn replay(&mut self) -> Result<u32, EvalError> {
+        let (arm, tid) = (self.arm, self.tid().to_string());
+        let prior: &[RoundRecord] = arm
             .prior
-            .candidates
-            .get(&(tid.to_string(), sample, rec.round))
+            .rounds
+            .get(&(tid.clone(), self.sample))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        for (set, h) in rec_used(rec, cands) {
-            tally.counted.insert((set, h));
+        let mut next_round = 0u32;
+        for rec in prior {
+            if rec.round != next_round {
+                break;
+            }
+            let cands = arm
+                .prior
+                .candidates
+                .get(&(tid.clone(), self.sample, rec.round))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            for (set, h) in rec_used(rec, cands) {
+                self.tally.counted.insert((set, h));
+            }
+            if rec.round > 0 {
+                self.history.push(history_entry(rec, cands));
+            }
+            if rec.selected != self.current.hash() {
+                self.current = Arc::new(arm.dir.load_harness(&rec.selected)?);
+            }
+            next_round += 1;
+            (self.sh.on_round)(arm.index, self.task, rec.round);
         }
-        if rec.round > 0 {
-            history.push(history_entry(rec, cands));
-        }
-        current = if rec.selected == current.hash() {
-            current
-        } else {
-            Arc::new(arm.dir.load_harness(&rec.selected)?)
-        };
-        next_round += 1;
-        (sh.on_round)(arm.index, task, rec.round);
+        Ok(next_round)
     }
-    let score = |reqs: &[(SetName, Arc<Harness>)]| {
-        let full: Vec<(usize, SetName, Arc<Harness>)> =
-            reqs.iter().map(|(s, h)| (task, *s, h.clone())).collect();
-        engine.score(&full, &arm.log)
-    };
-    if next_round == 0 {
+
+    /// Round 0: the seed harness on the test set (and its first feedback run).
+    fn round_zero(&mut self) -> Result<(), EvalError> {
         let t0 = Instant::now();
+        let current = self.current.clone();
         let mut reqs = vec![(SetName::Test, current.clone())];
-        if wants_report {
+        if self.arm.proposer.wants_report() {
             reqs.push((SetName::Feedback, current.clone()));
         }
-        let (res, _) = score(&reqs)?;
+        let (res, _) = self.score(&reqs)?;
         let mut tokens = 0;
-        tally.count(&res[0], &mut tokens);
+        self.tally.count(&res[0], &mut tokens);
         let rec = RoundRecord {
             schema: RECORD_SCHEMA,
-            task: tid.into(),
-            sample,
+            task: self.tid().into(),
+            sample: self.sample,
             round: 0,
             parent: current.hash(),
             parent_feedback: None,
@@ -275,167 +343,27 @@ pub fn run_trajectory(
             dev_batch: None,
             wall_ms: t0.elapsed().as_millis() as u64,
         };
-        arm.rounds.append(&rec)?;
-        (sh.on_round)(arm.index, task, 0);
-        next_round = 1;
+        self.arm.rounds.append(&rec)?;
+        (self.sh.on_round)(self.arm.index, self.task, 0);
+        Ok(())
     }
-    for round in next_round..=sh.rounds {
-        if engine.is_aborted() {
-            return Err(EvalError::Aborted("the run stopped".into()));
-        }
+
+    /// One round r >= 1: feedback, proposal, sorting, dev batch, selection, records,
+    /// test.
+    fn round(&mut self, round: u32) -> Result<(), EvalError> {
         let t0 = Instant::now();
         let mut tokens = 0u64;
-        let parent = current.clone();
-        let parent_hash = parent.hash();
-        // 1. Feedback and report.
-        let (report, feedback_score, edit_ctx) = if wants_report {
-            let (res, _) = score(&[(SetName::Feedback, parent.clone())])?;
-            let fb = &res[0];
-            tally.count(fb, &mut tokens);
-            let report = ExecutionReport::from_rollouts(&fb.rollouts, &sh.report);
-            let ctx = edit_context(&engine.sets(task).feedback, Some(&fb.rollouts));
-            (Some(report), Some(fb.mean), ctx)
-        } else {
-            let ctx = edit_context(&engine.sets(task).feedback, None);
-            (None, None, ctx)
-        };
-        // 2. Proposal (replayed when recorded).
-        let key = (tid.to_string(), sample, round);
-        let mut fresh: HashMap<String, Arc<Harness>> = HashMap::new();
-        let proposal = match arm.prior.proposals.get(&key) {
-            Some(p) => p.clone(),
-            None => {
-                let seed = round_seed(sh.seed, tid, sample, round);
-                let tp = Instant::now();
-                let p = {
-                    let _busy = engine.busy.enter();
-                    arm.proposer.propose(&ProposalRequest {
-                        task: &tc.info,
-                        harness: &parent,
-                        report: report.as_ref(),
-                        feedback: &edit_ctx,
-                        history: &history,
-                        candidates: sh.candidates,
-                        seed,
-                        sample,
-                        round,
-                    })?
-                };
-                let mut cands = Vec::new();
-                for c in p.candidates.into_iter().take(sh.candidates) {
-                    let (hash, kind, form, reason) = match c.revision {
-                        Revision::Harness { harness, form } => {
-                            arm.dir.save_harness(&harness)?;
-                            let h = harness.hash();
-                            let kind = harness.kind();
-                            fresh.insert(h.clone(), Arc::new(harness));
-                            (Some(h), Some(kind), Some(form), None)
-                        }
-                        Revision::Invalid { reason } => (None, None, None, Some(reason)),
-                    };
-                    cands.push(ProposedCandidate {
-                        hash,
-                        kind,
-                        form,
-                        reason,
-                        raw: c.raw,
-                        tokens: c.tokens,
-                        cached: c.cached,
-                    });
-                }
-                let rec = ProposalRecord {
-                    schema: RECORD_SCHEMA,
-                    task: tid.into(),
-                    sample,
-                    round,
-                    parent: parent_hash.clone(),
-                    seed,
-                    prompt: p.prompt,
-                    candidates: cands,
-                    wall_ms: tp.elapsed().as_millis() as u64,
-                };
-                arm.proposals.append(&rec)?;
-                rec
-            }
-        };
-        let mut proposer_tokens = TokenUse::default();
-        for c in &proposal.candidates {
-            proposer_tokens.add(c.tokens);
-        }
-        // 3. Sort the candidates.
-        let mut status: Vec<CandidateStatus> = Vec::new();
-        let mut reasons: Vec<Option<String>> = Vec::new();
-        let mut first_of: HashMap<String, usize> = HashMap::new();
-        let mut to_score: Vec<Arc<Harness>> = Vec::new();
-        for c in &proposal.candidates {
-            let (st, reason) = match &c.hash {
-                None => (
-                    CandidateStatus::Invalid,
-                    c.reason.clone().or(Some("invalid".into())),
-                ),
-                Some(h) if *h == parent_hash => (CandidateStatus::Unchanged, None),
-                Some(h) if first_of.contains_key(h) => (CandidateStatus::Duplicate, None),
-                Some(h) => {
-                    let harness = match fresh.get(h) {
-                        Some(x) => x.clone(),
-                        None => Arc::new(arm.dir.load_harness(h)?),
-                    };
-                    match engine.check(&harness) {
-                        Err(e) => (
-                            CandidateStatus::Invalid,
-                            Some(format!("the program does not compile: {e}")),
-                        ),
-                        Ok(()) => {
-                            first_of.insert(h.clone(), status.len());
-                            to_score.push(harness);
-                            (CandidateStatus::Scored, None)
-                        }
-                    }
-                }
-            };
-            status.push(st);
-            reasons.push(reason);
-        }
-        // 4. Dev scoring: the parent and every new candidate, one batch.
-        let mut dev: HashMap<String, f64> = HashMap::new();
-        let mut parent_dev = None;
-        let mut dev_batch = None;
-        if !to_score.is_empty() {
-            let mut reqs = vec![(SetName::Dev, parent.clone())];
-            reqs.extend(to_score.iter().map(|h| (SetName::Dev, h.clone())));
-            let (res, stats) = score(&reqs)?;
-            for r in &res {
-                tally.count(r, &mut tokens);
-                dev.insert(r.hash.clone(), r.mean);
-            }
-            parent_dev = Some(res[0].mean);
-            dev_batch = Some(DevBatch {
-                harnesses: reqs.len(),
-                rollouts: stats.rollouts,
-                run: stats.run,
-            });
-        }
-        // 5. Select.
-        let mut best: Option<(usize, f64)> = None;
-        for (i, st) in status.iter().enumerate() {
-            if *st != CandidateStatus::Scored {
-                continue;
-            }
-            let h = proposal.candidates[i].hash.as_ref().expect("scored");
-            let d = dev[h];
-            if best.is_none_or(|(_, b)| d > b) {
-                best = Some((i, d));
-            }
-        }
-        let chosen = match (sh.select, best, parent_dev) {
-            (Selection::Best, Some((i, d)), Some(p)) if d > p => Some(i),
-            (Selection::Always, Some((i, _)), _) => Some(i),
-            _ => None,
-        };
+        let parent = self.current.clone();
+        let feedback = self.feedback(&parent, &mut tokens)?;
+        let (proposal, fresh) = self.proposal(round, &parent, &feedback)?;
+        let sorted = self.sort(&proposal, &parent, &fresh)?;
+        let dev = self.score_dev(&parent, &sorted.to_score, &mut tokens)?;
+        let chosen = select(self.sh.select, &proposal, &sorted, &dev);
         let selected: Arc<Harness> = match chosen {
             Some(i) => {
                 let h = proposal.candidates[i].hash.as_ref().expect("scored");
-                to_score
+                sorted
+                    .to_score
                     .iter()
                     .find(|x| x.hash() == *h)
                     .cloned()
@@ -443,80 +371,43 @@ pub fn run_trajectory(
             }
             None => parent.clone(),
         };
+        let cand_records = self.record_candidates(round, &proposal, &sorted, &dev, chosen)?;
+        // Test (never used for selection), the next feedback run, the final dev.
         let selected_hash = selected.hash();
-        // 6. Candidate records.
-        let written: HashSet<usize> = arm
-            .prior
-            .candidates
-            .get(&key)
-            .map(|v| v.iter().map(|c| c.index).collect())
-            .unwrap_or_default();
-        let mut cand_records = Vec::new();
-        for (i, c) in proposal.candidates.iter().enumerate() {
-            let rec = CandidateRecord {
-                schema: RECORD_SCHEMA,
-                task: tid.into(),
-                sample,
-                round,
-                index: i,
-                parent: parent_hash.clone(),
-                status: status[i],
-                hash: c.hash.clone(),
-                kind: c.kind,
-                form: c.form,
-                dev: c.hash.as_ref().and_then(|h| dev.get(h).copied()),
-                reason: reasons[i].clone(),
-                raw: c.raw.clone(),
-                tokens: c.tokens,
-                selected: chosen == Some(i),
-            };
-            if !written.contains(&i) {
-                arm.candidates.append(&rec)?;
-            }
-            cand_records.push(rec);
-        }
-        // 7. Test (never used for selection), the next feedback run, the final dev.
         let mut reqs = vec![(SetName::Test, selected.clone())];
-        if round < sh.rounds && wants_report {
+        if round < self.sh.rounds && self.arm.proposer.wants_report() {
             reqs.push((SetName::Feedback, selected.clone()));
         }
-        let mut selected_dev = dev.get(&selected_hash).copied();
-        let need_dev = round == sh.rounds && selected_dev.is_none();
+        let mut selected_dev = dev.by_hash.get(&selected_hash).copied();
+        let need_dev = round == self.sh.rounds && selected_dev.is_none();
         if need_dev {
             reqs.push((SetName::Dev, selected.clone()));
         }
-        let (res, _) = score(&reqs)?;
-        tally.count(&res[0], &mut tokens);
+        let (res, _) = self.score(&reqs)?;
+        self.tally.count(&res[0], &mut tokens);
         if need_dev {
             let d = res.last().expect("the dev result");
-            tally.count(d, &mut tokens);
+            self.tally.count(d, &mut tokens);
             selected_dev = Some(d.mean);
+        }
+        let count = |st: CandidateStatus| sorted.status.iter().filter(|s| **s == st).count();
+        let mut proposer_tokens = TokenUse::default();
+        for c in &proposal.candidates {
+            proposer_tokens.add(c.tokens);
         }
         let rec = RoundRecord {
             schema: RECORD_SCHEMA,
-            task: tid.into(),
-            sample,
+            task: self.tid().into(),
+            sample: self.sample,
             round,
-            parent: parent_hash.clone(),
-            parent_feedback: feedback_score,
-            parent_dev,
-            candidates: status.len(),
-            scored: status
-                .iter()
-                .filter(|s| **s == CandidateStatus::Scored)
-                .count(),
-            duplicate: status
-                .iter()
-                .filter(|s| **s == CandidateStatus::Duplicate)
-                .count(),
-            unchanged: status
-                .iter()
-                .filter(|s| **s == CandidateStatus::Unchanged)
-                .count(),
-            invalid: status
-                .iter()
-                .filter(|s| **s == CandidateStatus::Invalid)
-                .count(),
+            parent: parent.hash(),
+            parent_feedback: feedback.score,
+            parent_dev: dev.parent,
+            candidates: sorted.status.len(),
+            scored: count(CandidateStatus::Scored),
+            duplicate: count(CandidateStatus::Duplicate),
+            unchanged: count(CandidateStatus::Unchanged),
+            invalid: count(CandidateStatus::Invalid),
             selected: selected_hash,
             selected_kind: selected.kind(),
             accepted: chosen.is_some(),
@@ -524,15 +415,258 @@ pub fn run_trajectory(
             test: set_score(&res[0]),
             executor_tokens: tokens,
             proposer_tokens,
-            dev_batch,
+            dev_batch: dev.batch,
             wall_ms: t0.elapsed().as_millis() as u64,
         };
-        arm.rounds.append(&rec)?;
-        history.push(history_entry(&rec, &cand_records));
-        current = selected;
-        (sh.on_round)(arm.index, task, round);
+        self.arm.rounds.append(&rec)?;
+        self.history.push(history_entry(&rec, &cand_records));
+        self.current = selected;
+        (self.sh.on_round)(self.arm.index, self.task, round);
+        Ok(())
     }
-    Ok(())
+
+    /// 1. The parent on the feedback set and its report (skipped for proposers that
+    /// read no report).
+    fn feedback(&mut self, parent: &Arc<Harness>, tokens: &mut u64) -> Result<Feedback, EvalError> {
+        let items = &self.sh.engine.sets(self.task).feedback;
+        if !self.arm.proposer.wants_report() {
+            return Ok(Feedback {
+                report: None,
+                score: None,
+                edit_ctx: edit_context(items, None),
+            });
+        }
+        let (res, _) = self.score(&[(SetName::Feedback, parent.clone())])?;
+        let fb = &res[0];
+        self.tally.count(fb, tokens);
+        Ok(Feedback {
+            report: Some(ExecutionReport::from_rollouts(
+                &fb.rollouts,
+                &self.sh.report,
+            )),
+            score: Some(fb.mean),
+            edit_ctx: edit_context(items, Some(&fb.rollouts)),
+        })
+    }
+
+    /// 2. The proposal: replayed when recorded, else asked for (seeded per task,
+    /// sample and round) and recorded, its harnesses saved. Returns the harnesses
+    /// parsed in this process by hash.
+    fn proposal(
+        &self,
+        round: u32,
+        parent: &Arc<Harness>,
+        feedback: &Feedback,
+    ) -> Result<(ProposalRecord, HashMap<String, Arc<Harness>>), EvalError> {
+        let (sh, arm, tid) = (self.sh, self.arm, self.tid());
+        let mut fresh: HashMap<String, Arc<Harness>> = HashMap::new();
+        let key = (tid.to_string(), self.sample, round);
+        if let Some(p) = arm.prior.proposals.get(&key) {
+            return Ok((p.clone(), fresh));
+        }
+        let seed = round_seed(sh.seed, tid, self.sample, round);
+        let tp = Instant::now();
+        let p = {
+            let _busy = sh.engine.busy.enter();
+            arm.proposer.propose(&ProposalRequest {
+                task: &sh.tasks[self.task].info,
+                harness: parent,
+                report: feedback.report.as_ref(),
+                feedback: &feedback.edit_ctx,
+                history: &self.history,
+                candidates: sh.candidates,
+                seed,
+                sample: self.sample,
+                round,
+            })?
+        };
+        let mut cands = Vec::new();
+        for c in p.candidates.into_iter().take(sh.candidates) {
+            let (hash, kind, form, reason) = match c.revision {
+                Revision::Harness { harness, form } => {
+                    arm.dir.save_harness(&harness)?;
+                    let h = harness.hash();
+                    let kind = harness.kind();
+                    fresh.insert(h.clone(), Arc::new(harness));
+                    (Some(h), Some(kind), Some(form), None)
+                }
+                Revision::Invalid { reason } => (None, None, None, Some(reason)),
+            };
+            cands.push(ProposedCandidate {
+                hash,
+                kind,
+                form,
+                reason,
+                raw: c.raw,
+                tokens: c.tokens,
+                cached: c.cached,
+            });
+        }
+        let rec = ProposalRecord {
+            schema: RECORD_SCHEMA,
+            task: tid.into(),
+            sample: self.sample,
+            round,
+            parent: parent.hash(),
+            seed,
+            prompt: p.prompt,
+            candidates: cands,
+            wall_ms: tp.elapsed().as_millis() as u64,
+        };
+        arm.proposals.append(&rec)?;
+        Ok((rec, fresh))
+    }
+
+    /// 3. Sort the candidates: invalid, unchanged (the parent's hash), duplicate (an
+    /// earlier candidate's hash), or new (a program must compile).
+    fn sort(
+        &self,
+        proposal: &ProposalRecord,
+        parent: &Arc<Harness>,
+        fresh: &HashMap<String, Arc<Harness>>,
+    ) -> Result<Sorted, EvalError> {
+        let parent_hash = parent.hash();
+        let mut out = Sorted {
+            status: Vec::new(),
+            reasons: Vec::new(),
+            to_score: Vec::new(),
+        };
+        let mut seen: HashSet<String> = HashSet::new();
+        for c in &proposal.candidates {
+            let (st, reason) = match &c.hash {
+                None => (
+                    CandidateStatus::Invalid,
+                    c.reason.clone().or(Some("invalid".into())),
+                ),
+                Some(h) if *h == parent_hash => (CandidateStatus::Unchanged, None),
+                Some(h) if seen.contains(h) => (CandidateStatus::Duplicate, None),
+                Some(h) => {
+                    let harness = match fresh.get(h) {
+                        Some(x) => x.clone(),
+                        None => Arc::new(self.arm.dir.load_harness(h)?),
+                    };
+                    match self.sh.engine.check(&harness) {
+                        Err(e) => (
+                            CandidateStatus::Invalid,
+                            Some(format!("the program does not compile: {e}")),
+                        ),
+                        Ok(()) => {
+                            seen.insert(h.clone());
+                            out.to_score.push(harness);
+                            (CandidateStatus::Scored, None)
+                        }
+                    }
+                }
+            };
+            out.status.push(st);
+            out.reasons.push(reason);
+        }
+        Ok(out)
+    }
+
+    /// 4. Dev scoring: the parent and every new candidate, one batch.
+    fn score_dev(
+        &mut self,
+        parent: &Arc<Harness>,
+        to_score: &[Arc<Harness>],
+        tokens: &mut u64,
+    ) -> Result<DevScores, EvalError> {
+        let mut out = DevScores {
+            by_hash: HashMap::new(),
+            parent: None,
+            batch: None,
+        };
+        if to_score.is_empty() {
+            return Ok(out);
+        }
+        let mut reqs = vec![(SetName::Dev, parent.clone())];
+        reqs.extend(to_score.iter().map(|h| (SetName::Dev, h.clone())));
+        let (res, stats) = self.score(&reqs)?;
+        for r in &res {
+            self.tally.count(r, tokens);
+            out.by_hash.insert(r.hash.clone(), r.mean);
+        }
+        out.parent = Some(res[0].mean);
+        out.batch = Some(DevBatch {
+            harnesses: reqs.len(),
+            rollouts: stats.rollouts,
+            run: stats.run,
+        });
+        Ok(out)
+    }
+
+    /// 6. The candidate records (those a resumed run already wrote are not written
+    /// again).
+    fn record_candidates(
+        &self,
+        round: u32,
+        proposal: &ProposalRecord,
+        sorted: &Sorted,
+        dev: &DevScores,
+        chosen: Option<usize>,
+    ) -> Result<Vec<CandidateRecord>, EvalError> {
+        let key = (self.tid().to_string(), self.sample, round);
+        let written: HashSet<usize> = self
+            .arm
+            .prior
+            .candidates
+            .get(&key)
+            .map(|v| v.iter().map(|c| c.index).collect())
+            .unwrap_or_default();
+        // The round's parent is still the current harness.
+        let parent = self.current.hash();
+        let mut out = Vec::new();
+        for (i, c) in proposal.candidates.iter().enumerate() {
+            let rec = CandidateRecord {
+                schema: RECORD_SCHEMA,
+                task: self.tid().into(),
+                sample: self.sample,
+                round,
+                index: i,
+                parent: parent.clone(),
+                status: sorted.status[i],
+                hash: c.hash.clone(),
+                kind: c.kind,
+                form: c.form,
+                dev: c.hash.as_ref().and_then(|h| dev.by_hash.get(h).copied()),
+                reason: sorted.reasons[i].clone(),
+                raw: c.raw.clone(),
+                tokens: c.tokens,
+                selected: chosen == Some(i),
+            };
+            if !written.contains(&i) {
+                self.arm.candidates.append(&rec)?;
+            }
+            out.push(rec);
+        }
+        Ok(out)
+    }
+}
+
+/// 5. Selection: `best` keeps the best scored candidate (ties: the earliest) if its
+/// dev score beats the parent's (ties keep the parent); `always` keeps the best.
+fn select(
+    rule: Selection,
+    proposal: &ProposalRecord,
+    sorted: &Sorted,
+    dev: &DevScores,
+) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, st) in sorted.status.iter().enumerate() {
+        if *st != CandidateStatus::Scored {
+            continue;
+        }
+        let h = proposal.candidates[i].hash.as_ref().expect("scored");
+        let d = dev.by_hash[h];
+        if best.is_none_or(|(_, b)| d > b) {
+            best = Some((i, d));
+        }
+    }
+    match (rule, best, dev.parent) {
+        (Selection::Best, Some((i, d)), Some(p)) if d > p => Some(i),
+        (Selection::Always, Some((i, _)), _) => Some(i),
+        _ => None,
+    }
 }
 
 /// The set evaluations a finished round counted, reconstructed for resuming: the
