@@ -690,10 +690,10 @@ fn run_maker(
 fn humaneval_items_go_through_the_harness_runtime() {
     use harness_rl::executor::FinishReason;
     use harness_rl::harness::rollout::FailureClass;
-    use harness_rl::task::{TaskSet, spec::TaskContext};
+    use harness_rl::task::{TaskSet, spec::GradingSetup};
     // The task SPEC grammar: the installed data by default, n and start, and a path.
     let specs = vec!["humaneval:n=3:start=10".to_string()];
-    let set = TaskSet::load(&specs, &TaskContext::default()).unwrap();
+    let set = TaskSet::load(&specs, &GradingSetup::default()).unwrap();
     let ids: Vec<String> = set.items.iter().map(|i| i.id()).collect();
     assert_eq!(
         ids,
@@ -703,10 +703,10 @@ fn humaneval_items_go_through_the_harness_runtime() {
             "humaneval:HumanEval/12"
         ]
     );
-    let all = TaskSet::load(&["humaneval".to_string()], &TaskContext::default()).unwrap();
+    let all = TaskSet::load(&["humaneval".to_string()], &GradingSetup::default()).unwrap();
     assert_eq!(all.items.len(), humaneval::HUMANEVAL_PROBLEMS);
     let by_path = format!("humaneval:{}:n=2", data().display());
-    let two = TaskSet::load(&[by_path], &TaskContext::default()).unwrap();
+    let two = TaskSet::load(&[by_path], &GradingSetup::default()).unwrap();
     assert_eq!(two.items[1].id(), "humaneval:HumanEval/1");
     assert_eq!(two.items[1].group(), "humaneval");
     for bad in [
@@ -715,7 +715,7 @@ fn humaneval_items_go_through_the_harness_runtime() {
         "humaneval:k=1",
         "humaneval:/nope/x.jsonl",
     ] {
-        let e = TaskSet::load(&[bad.to_string()], &TaskContext::default()).unwrap_err();
+        let e = TaskSet::load(&[bad.to_string()], &GradingSetup::default()).unwrap_err();
         assert!(e.is_usage(), "{bad}: {e}");
     }
 
@@ -735,7 +735,7 @@ fn humaneval_items_go_through_the_harness_runtime() {
         .filter(|(_, p)| chosen.contains(&p.task_id.as_str()))
         .map(|(i, _)| format!("humaneval:n=1:start={i}"))
         .collect();
-    let items = TaskSet::load(&specs, &TaskContext::default())
+    let items = TaskSet::load(&specs, &GradingSetup::default())
         .unwrap()
         .items;
     let rs = run_maker(

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use harness_rl::harness::edit::{self, EditContext, FeedbackExample};
 use harness_rl::harness::{Harness, diff, render, run as hrun, snippets};
 use harness_rl::task::TaskSet;
-use harness_rl::task::spec::TaskContext;
+use harness_rl::task::spec::GradingSetup;
 
 use super::UsageError;
 
@@ -80,7 +80,7 @@ pub fn run(cmd: HarnessCmd) -> Result<()> {
                     )
                     .into());
                 };
-                let tasks = TaskSet::load(std::slice::from_ref(&spec), &TaskContext::default())?;
+                let tasks = TaskSet::load(std::slice::from_ref(&spec), &GradingSetup::default())?;
                 let item = tasks.items.first().context("the task SPEC names no item")?;
                 println!("\n# messages for {}:", item.id());
                 for m in render::messages(d, item) {
@@ -134,7 +134,7 @@ pub fn run(cmd: HarnessCmd) -> Result<()> {
             }
             let mut ctx = EditContext::default();
             if !feedback.is_empty() {
-                let tasks = TaskSet::load(&feedback, &TaskContext::default())?;
+                let tasks = TaskSet::load(&feedback, &GradingSetup::default())?;
                 let solved = match &rollouts {
                     Some(p) => hrun::read_log(p)?,
                     None => Default::default(),

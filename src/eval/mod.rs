@@ -5,7 +5,9 @@
 //!
 //! - [`suite`]: suite files. [`config`]: the library config (a suite + overrides,
 //!   resolved in one place) and `config.json`.
-//! - [`sets`]: disjoint feedback / dev / test sets.
+//! - [`sets`]: disjoint feedback / dev / test sets. [`prepare`]: a run's tasks
+//!   prepared once (seed harnesses, sets, descriptions; also for `hrl train` and the
+//!   reward service).
 //! - [`engine`]: one rollout queue and executor batch for everything in flight, the
 //!   (task, set, harness) memo, resume from logged rollouts.
 //! - [`rounds`]: one trajectory (task × harness sample): the K-round loop.
@@ -20,6 +22,7 @@
 pub mod config;
 pub mod engine;
 pub mod merge;
+pub mod prepare;
 pub mod records;
 pub mod rounds;
 pub mod run_dir;
@@ -33,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use self::config::{EvalConfig, EvalSettings, HarnessRef, TaskRecord};
+use self::config::{EvalConfig, EvalSettings};
 use self::engine::{ArmLog, Engine};
 use self::records::{CandidateRecord, ProposalRecord, RoundRecord};
 use self::rounds::{Arm, Prior, Shared};
@@ -44,11 +47,10 @@ use crate::executor::spec::OpenOptions;
 use crate::executor::{Executor, ExecutorError, ExecutorIdentity};
 use crate::harness::report::ReportOptions;
 use crate::harness::rollout::Rollout;
-use crate::harness::{Harness, HarnessError, runtime};
-use crate::proposer::{self, OpenContext, ProposerError, ProposerSpec, SharedExecutor, TaskInfo};
+use crate::harness::{HarnessError, runtime};
+use crate::proposer::{self, OpenContext, ProposerError, ProposerSpec, SharedExecutor};
 use crate::sandbox::{Sandbox, SandboxError};
-use crate::task::spec::TaskContext;
-use crate::task::{ItemKind, TaskError};
+use crate::task::TaskError;
 
 /// Errors of an evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -111,13 +113,6 @@ impl From<runtime::RunError> for EvalError {
     }
 }
 
-/// A task as the trajectories see it.
-pub struct TaskCtx {
-    pub def: suite::TaskDef,
-    pub info: TaskInfo,
-    pub seed_harness: Arc<Harness>,
-}
-
 /// The executor of a run (opened from a spec, or given by a caller).
 #[derive(Clone)]
 pub struct Backend {
@@ -162,32 +157,6 @@ pub struct ArmOutcome {
     pub label: String,
     pub dir: PathBuf,
     pub summary: Summary,
-}
-
-/// The description a prompted proposer reads.
-pub fn describe(def: &suite::TaskDef, sets: &sets::TaskSets) -> (ItemKind, String) {
-    match &def.source {
-        suite::TaskSource::Family { family, level, .. } => {
-            let desc = crate::families::get(family)
-                .map(|f| f.description())
-                .unwrap_or_default();
-            let format = sets
-                .feedback
-                .first()
-                .map(|i| i.answer_format().to_string())
-                .unwrap_or_default();
-            (
-                ItemKind::Answer,
-                format!(
-                    "Task family `{family}`, level {level}: {desc} The final answer is written {format} and checked exactly by a strict verifier."
-                ),
-            )
-        }
-        suite::TaskSource::Lcb { .. } => (
-            ItemKind::Code,
-            "LiveCodeBench programming problems: write a Python program that reads standard input and writes standard output (or the function of the given starter code); it is graded by running the problem's hidden tests.".into(),
-        ),
-    }
 }
 
 /// Read an arm's earlier records (a resumed run).
@@ -350,76 +319,109 @@ pub fn run_with(
         )));
     }
     let started = std::time::Instant::now();
-    // Tasks, sets, seed harnesses.
-    let task_ctx = TaskContext {
-        sandbox: settings.sandbox_config(),
-        grade: settings.grade_config(),
-        ..TaskContext::default()
-    };
-    let mut tasks = Vec::new();
-    let mut sets_all = Vec::new();
-    let mut records = Vec::new();
-    let mut checked: HashMap<String, ()> = HashMap::new();
-    for def in &settings.tasks {
-        let h = Harness::load(&def.seed_harness)?;
-        if let Harness::Program(p) = &h
-            && checked.insert(h.hash(), ()).is_none()
-        {
-            runtime::check_program(p, sandbox, &def.seed_harness.display().to_string())?;
-        }
-        let sizes = sets::limited(def.sets, settings.limit);
-        let s = sets::build(def, sizes, &task_ctx)?;
-        let (kind, description) = describe(def, &s);
-        records.push(TaskRecord {
-            def: def.clone(),
-            description: description.clone(),
-            seed_harness_ref: HarnessRef {
-                hash: h.hash(),
-                kind: h.kind(),
-                name: h.name().to_string(),
-                path: def.seed_harness.clone(),
-            },
-            set_ids: s.ids(),
-        });
-        tasks.push(TaskCtx {
-            def: def.clone(),
-            info: TaskInfo {
-                id: def.id.clone(),
-                key: def.key(),
-                kind,
-                description,
-            },
-            seed_harness: Arc::new(h),
-        });
-        sets_all.push(s);
-    }
+    let prepared = prepare::prepare_tasks(settings, sandbox)?;
     let run_config = settings.run_config(backend.parallelism);
-    // Arms: run directories, configs, proposers, earlier records.
     if settings.proposers.len() > 1 {
-        std::fs::create_dir_all(&settings.out)
-            .map_err(|e| EvalError::Io(format!("{}: {e}", settings.out.display())))?;
-        let inv = settings.out.join(INVOCATION);
-        if resume {
-            let old: EvalSettings = read_json(&inv)?;
-            if old.proposers != settings.proposers {
-                return Err(EvalError::Usage(format!(
-                    "{}: the run has other proposers",
-                    inv.display()
-                )));
-            }
-        } else if inv.exists() {
+        write_invocation(settings, resume)?;
+    }
+    let opened = open_arms(
+        settings,
+        backend,
+        sandbox,
+        proposers,
+        &prepared.records,
+        &run_config,
+        resume,
+    )?;
+    for t in &prepared.tasks {
+        for a in &opened.arms {
+            a.dir.save_harness(&t.seed_harness)?;
+        }
+    }
+    let engine = Engine::new(
+        backend.executor.clone(),
+        backend.identity.reference(),
+        sandbox,
+        run_config.clone(),
+        run_config.dispatch.clone(),
+        prepared.sets,
+        opened.done,
+    );
+    let first_error = run_trajectories(
+        settings,
+        &engine,
+        &opened.arms,
+        &prepared.tasks,
+        run_config.concurrency,
+        progress,
+    );
+    let outcomes = write_summaries(
+        &opened.arms,
+        &opened.configs,
+        &engine,
+        backend,
+        started,
+        resume,
+    )?;
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if opened.arms.len() > 1 {
+        let dirs: Vec<PathBuf> = opened.arms.iter().map(|a| a.dir.path.clone()).collect();
+        let text = comparison(&dirs, &opened.configs, &outcomes)?;
+        run_dir::write_text(&settings.out.join("comparison.md"), &text)?;
+    }
+    Ok(outcomes)
+}
+
+/// A multi-proposer invocation records its settings in `OUT/eval.json`; a resumed
+/// one must name the same proposers, a fresh one an empty directory.
+fn write_invocation(settings: &EvalSettings, resume: bool) -> Result<(), EvalError> {
+    std::fs::create_dir_all(&settings.out)
+        .map_err(|e| EvalError::Io(format!("{}: {e}", settings.out.display())))?;
+    let inv = settings.out.join(INVOCATION);
+    if resume {
+        let old: EvalSettings = read_json(&inv)?;
+        if old.proposers != settings.proposers {
             return Err(EvalError::Usage(format!(
-                "{} already holds an evaluation; continue it with --resume {} or choose another --out",
-                settings.out.display(),
-                settings.out.display()
+                "{}: the run has other proposers",
+                inv.display()
             )));
         }
-        run_dir::write_json(&inv, settings)?;
+    } else if inv.exists() {
+        return Err(EvalError::Usage(format!(
+            "{} already holds an evaluation; continue it with --resume {} or choose another --out",
+            settings.out.display(),
+            settings.out.display()
+        )));
     }
-    let mut arms = Vec::new();
-    let mut done_all: HashMap<String, Rollout> = HashMap::new();
-    let mut configs = Vec::new();
+    run_dir::write_json(&inv, settings)
+}
+
+/// Every proposer's run directory opened: its config written (or checked against the
+/// one a resumed run holds), its earlier records read.
+struct OpenedArms {
+    arms: Vec<Arm>,
+    configs: Vec<EvalConfig>,
+    /// Every arm's logged rollouts by key (reused instead of run).
+    done: HashMap<String, Rollout>,
+}
+
+fn open_arms(
+    settings: &EvalSettings,
+    backend: &Backend,
+    sandbox: &Sandbox,
+    proposers: &[Arc<dyn proposer::Proposer>],
+    records: &[config::TaskRecord],
+    run_config: &runtime::RunConfig,
+    resume: bool,
+) -> Result<OpenedArms, EvalError> {
     let python = sandbox.python().identity();
+    let mut out = OpenedArms {
+        arms: Vec::new(),
+        configs: Vec::new(),
+        done: HashMap::new(),
+    };
     for (i, spec_text) in settings.proposers.iter().enumerate() {
         let dir_path = settings.arm_dir(i)?;
         let dir = RunDir::open(&dir_path)?;
@@ -436,7 +438,7 @@ pub fn run_with(
             run: run_config.clone(),
             run_config_hash: run_config.result_hash(&python.hash),
             sandbox_python: Some(python.clone()),
-            tasks: records.clone(),
+            tasks: records.to_vec(),
             comparable: settings.limit.is_none(),
         };
         let cfg_path = dir.file(run_dir::CONFIG);
@@ -448,28 +450,7 @@ pub fn run_with(
                     settings.out.display()
                 )));
             }
-            let old: EvalConfig = read_json(&cfg_path)?;
-            if let Some(field) = old.incompatibility(&config) {
-                return Err(EvalError::Usage(format!(
-                    "{}: cannot resume: `{field}` differs from this run's (a different executor, build, crate version or task set)",
-                    dir_path.display()
-                )));
-            }
-            if old.settings.shard != config.settings.shard {
-                return Err(EvalError::Usage(format!(
-                    "{}: cannot resume: the run is shard {} and this is shard {}",
-                    dir_path.display(),
-                    shard_name(old.settings.shard),
-                    shard_name(config.settings.shard)
-                )));
-            }
-            if old.proposer.spec != config.proposer.spec {
-                return Err(EvalError::Usage(format!(
-                    "{}: cannot resume: the run's proposer is `{}`",
-                    dir_path.display(),
-                    old.proposer.spec
-                )));
-            }
+            check_resumable(&dir_path, &read_json(&cfg_path)?, &config)?;
         } else if resume && settings.proposers.len() == 1 {
             return Err(EvalError::Usage(format!(
                 "{}: nothing to resume (no {})",
@@ -481,9 +462,9 @@ pub fn run_with(
         }
         let (prior, done) = read_prior(&dir)?;
         let keys: HashSet<String> = done.keys().cloned().collect();
-        done_all.extend(done);
+        out.done.extend(done);
         let log = Arc::new(ArmLog::new(dir.appender(run_dir::ROLLOUTS)?, keys));
-        arms.push(Arm {
+        out.arms.push(Arm {
             index: i,
             label: spec.label(),
             proposals: dir.appender(run_dir::PROPOSALS)?,
@@ -494,22 +475,49 @@ pub fn run_with(
             log,
             prior,
         });
-        configs.push(config);
+        out.configs.push(config);
     }
-    for t in &tasks {
-        for a in &arms {
-            a.dir.save_harness(&t.seed_harness)?;
-        }
+    Ok(out)
+}
+
+/// A run directory's `config.json` (`old`) must describe the same run as `new` for
+/// `--resume` to continue it.
+fn check_resumable(dir: &Path, old: &EvalConfig, new: &EvalConfig) -> Result<(), EvalError> {
+    if let Some(field) = old.incompatibility(new) {
+        return Err(EvalError::Usage(format!(
+            "{}: cannot resume: `{field}` differs from this run's (a different executor, build, crate version or task set)",
+            dir.display()
+        )));
     }
-    let engine = Engine::new(
-        backend.executor.clone(),
-        backend.identity.reference(),
-        sandbox,
-        run_config.clone(),
-        run_config.dispatch.clone(),
-        sets_all,
-        done_all,
-    );
+    if old.settings.shard != new.settings.shard {
+        return Err(EvalError::Usage(format!(
+            "{}: cannot resume: the run is shard {} and this is shard {}",
+            dir.display(),
+            shard_name(old.settings.shard),
+            shard_name(new.settings.shard)
+        )));
+    }
+    if old.proposer.spec != new.proposer.spec {
+        return Err(EvalError::Usage(format!(
+            "{}: cannot resume: the run's proposer is `{}`",
+            dir.display(),
+            old.proposer.spec
+        )));
+    }
+    Ok(())
+}
+
+/// Run every (arm, task, harness sample) trajectory of this shard on its own scoped
+/// thread, with `concurrency` engine workers; the first error stops the others and
+/// is returned.
+fn run_trajectories(
+    settings: &EvalSettings,
+    engine: &Engine<'_>,
+    arms: &[Arm],
+    tasks: &[prepare::EvalTask],
+    concurrency: usize,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Option<EvalError> {
     // Progress (a shard counts its own units only).
     let per_task_total: Vec<usize> = (0..tasks.len())
         .map(|t| {
@@ -539,8 +547,8 @@ pub fn run_with(
     };
     report_progress();
     let shared = Shared {
-        engine: &engine,
-        tasks: &tasks,
+        engine,
+        tasks,
         rounds: settings.rounds,
         candidates: settings.candidates as usize,
         select: settings.select,
@@ -553,14 +561,14 @@ pub fn run_with(
     };
     let first_error: Mutex<Option<EvalError>> = Mutex::new(None);
     std::thread::scope(|s| {
-        let workers: Vec<_> = (0..run_config.concurrency)
+        let workers: Vec<_> = (0..concurrency)
             .map(|_| s.spawn(|| engine.work()))
             .collect();
         let mut trajectories = Vec::new();
-        for arm in &arms {
+        for arm in arms {
             for t in 0..tasks.len() {
                 for m in (0..settings.samples).filter(|&m| settings.runs_unit(t, m)) {
-                    let (shared, engine, first_error) = (&shared, &engine, &first_error);
+                    let (shared, first_error) = (&shared, &first_error);
                     trajectories.push(s.spawn(move || {
                         if let Err(e) = rounds::run_trajectory(shared, arm, t, m) {
                             let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
@@ -582,9 +590,22 @@ pub fn run_with(
         }
     });
     report_progress();
+    first_error.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Each arm's summary from its records, with the run's statistics, written as
+/// `summary.json` and `report.md`.
+fn write_summaries(
+    arms: &[Arm],
+    configs: &[EvalConfig],
+    engine: &Engine<'_>,
+    backend: &Backend,
+    started: std::time::Instant,
+    resume: bool,
+) -> Result<Vec<ArmOutcome>, EvalError> {
     // Summaries (computed first, so the overhead figure includes them).
     let mut computed = Vec::new();
-    for (arm, config) in arms.iter().zip(&configs) {
+    for (arm, config) in arms.iter().zip(configs) {
         let rounds: Vec<RoundRecord> = records::read(&arm.dir.file(run_dir::ROUNDS))?;
         let candidates: Vec<CandidateRecord> = records::read(&arm.dir.file(run_dir::CANDIDATES))?;
         let s = summary::compute(config, &rounds, &candidates);
@@ -594,7 +615,7 @@ pub fn run_with(
     let (idle, wall) = engine.busy.idle();
     let batches = engine.batches();
     let mut outcomes = Vec::new();
-    for ((arm, config), (mut s, rounds, ex)) in arms.iter().zip(&configs).zip(computed) {
+    for ((arm, config), (mut s, rounds, ex)) in arms.iter().zip(configs).zip(computed) {
         let dev: Vec<&records::DevBatch> =
             rounds.iter().filter_map(|r| r.dev_batch.as_ref()).collect();
         let mut task_wall = std::collections::BTreeMap::new();
@@ -636,14 +657,6 @@ pub fn run_with(
             dir: arm.dir.path.clone(),
             summary: s,
         });
-    }
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
-    if arms.len() > 1 {
-        let dirs: Vec<PathBuf> = arms.iter().map(|a| a.dir.path.clone()).collect();
-        let text = comparison(&dirs, &configs, &outcomes)?;
-        run_dir::write_text(&settings.out.join("comparison.md"), &text)?;
     }
     Ok(outcomes)
 }

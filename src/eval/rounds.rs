@@ -25,7 +25,9 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
+use super::EvalError;
 use super::engine::{ArmLog, Engine, ScoreStats, SetResult};
+use super::prepare::EvalTask;
 use super::records::{
     CandidateRecord, CandidateStatus, DevBatch, ProposalRecord, ProposedCandidate, RECORD_SCHEMA,
     RoundRecord, SetScore,
@@ -33,7 +35,6 @@ use super::records::{
 use super::run_dir::{Appender, RunDir};
 use super::sets::SetName;
 use super::suite::Selection;
-use super::{EvalError, TaskCtx};
 use crate::harness::Harness;
 use crate::harness::edit::{EditContext, FeedbackExample};
 use crate::harness::report::{ExecutionReport, ReportOptions};
@@ -103,7 +104,7 @@ pub struct Arm {
 /// What every trajectory shares.
 pub struct Shared<'a> {
     pub engine: &'a Engine<'a>,
-    pub tasks: &'a [TaskCtx],
+    pub tasks: &'a [EvalTask],
     pub rounds: u32,
     pub candidates: usize,
     pub select: Selection,
@@ -425,7 +426,7 @@ impl Trajectory<'_, '_> {
         Ok(())
     }
 
-    /// 1. The parent on the feedback set and its report (skipped for proposers that
+    /// Step 1: The parent on the feedback set and its report (skipped for proposers that
     /// read no report).
     fn feedback(&mut self, parent: &Arc<Harness>, tokens: &mut u64) -> Result<Feedback, EvalError> {
         let items = &self.sh.engine.sets(self.task).feedback;
@@ -449,7 +450,7 @@ impl Trajectory<'_, '_> {
         })
     }
 
-    /// 2. The proposal: replayed when recorded, else asked for (seeded per task,
+    /// Step 2: The proposal: replayed when recorded, else asked for (seeded per task,
     /// sample and round) and recorded, its harnesses saved. Returns the harnesses
     /// parsed in this process by hash.
     fn proposal(
@@ -517,7 +518,7 @@ impl Trajectory<'_, '_> {
         Ok((rec, fresh))
     }
 
-    /// 3. Sort the candidates: invalid, unchanged (the parent's hash), duplicate (an
+    /// Step 3: Sort the candidates: invalid, unchanged (the parent's hash), duplicate (an
     /// earlier candidate's hash), or new (a program must compile).
     fn sort(
         &self,
@@ -564,7 +565,7 @@ impl Trajectory<'_, '_> {
         Ok(out)
     }
 
-    /// 4. Dev scoring: the parent and every new candidate, one batch.
+    /// Step 4: Dev scoring: the parent and every new candidate, one batch.
     fn score_dev(
         &mut self,
         parent: &Arc<Harness>,
@@ -595,7 +596,7 @@ impl Trajectory<'_, '_> {
         Ok(out)
     }
 
-    /// 6. The candidate records (those a resumed run already wrote are not written
+    /// Step 6: The candidate records (those a resumed run already wrote are not written
     /// again).
     fn record_candidates(
         &self,
@@ -643,7 +644,7 @@ impl Trajectory<'_, '_> {
     }
 }
 
-/// 5. Selection: `best` keeps the best scored candidate (ties: the earliest) if its
+/// Step 5, selection: `best` keeps the best scored candidate (ties: the earliest) if its
 /// dev score beats the parent's (ties keep the parent); `always` keeps the best.
 fn select(
     rule: Selection,

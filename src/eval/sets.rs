@@ -27,7 +27,7 @@ use super::EvalError;
 use super::suite::{SetSizes, TaskDef, TaskSource};
 use crate::families::{self, InstanceStream, Level};
 use crate::task::Item;
-use crate::task::spec::{TaskContext, TaskSpec};
+use crate::task::spec::{GradingSetup, TaskSpec};
 
 /// Index distance between the sets of a family task.
 pub const SET_STRIDE: u64 = 1_000_000;
@@ -110,7 +110,7 @@ pub fn limited(sizes: SetSizes, limit: Option<usize>) -> SetSizes {
 }
 
 /// Build a task's sets with the given sizes.
-pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &TaskContext) -> Result<TaskSets, EvalError> {
+pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<TaskSets, EvalError> {
     let size = |s: SetName| match s {
         SetName::Feedback => sizes.feedback,
         SetName::Dev => sizes.dev,
@@ -232,7 +232,7 @@ mod tests {
             test: 4,
         };
         let t = family("count_primes", 2, sizes);
-        let s = build(&t, sizes, &TaskContext::default()).unwrap();
+        let s = build(&t, sizes, &GradingSetup::default()).unwrap();
         let ids = s.ids();
         assert_eq!(ids.feedback.len(), 2);
         assert_eq!(ids.test.len(), 4);
@@ -246,7 +246,7 @@ mod tests {
             feedback: 5,
             ..sizes
         };
-        let s2 = build(&t, more, &TaskContext::default()).unwrap();
+        let s2 = build(&t, more, &GradingSetup::default()).unwrap();
         assert_eq!(s2.ids().test, ids.test);
         assert_eq!(s2.ids().feedback[..2], ids.feedback[..]);
     }
@@ -261,7 +261,7 @@ mod tests {
             test: 2000,
         };
         let t = family("spell_backward", 1, sizes);
-        match build(&t, sizes, &TaskContext::default()) {
+        match build(&t, sizes, &GradingSetup::default()) {
             Err(e) => assert!(e.to_string().contains("distinct questions"), "{e}"),
             Ok(s) => panic!("{} test items", s.test.len()),
         }

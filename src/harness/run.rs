@@ -27,7 +27,7 @@ use crate::lcb::GradeConfig;
 use crate::sandbox::{PythonIdentity, Sandbox, SandboxConfig};
 use crate::shard::Shard;
 use crate::task::TaskSet;
-use crate::task::spec::TaskContext;
+use crate::task::spec::GradingSetup;
 
 /// Version of `summary.json`'s layout.
 pub const SUMMARY_SCHEMA: u32 = 1;
@@ -238,10 +238,10 @@ pub fn execute(
 ) -> Result<(RunSummary, RunOutput), RunError> {
     let harness = Harness::load(&settings.harness)?;
     let origin = settings.harness.display().to_string();
-    let task_ctx = TaskContext {
+    let task_ctx = GradingSetup {
         sandbox: settings.sandbox.clone(),
         grade: settings.grade.clone(),
-        ..TaskContext::default()
+        ..GradingSetup::default()
     };
     let mut tasks =
         TaskSet::load(&settings.tasks, &task_ctx).map_err(|e| RunError::Usage(e.to_string()))?;

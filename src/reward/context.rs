@@ -36,16 +36,16 @@ use sha2::{Digest, Sha256};
 use super::RewardError;
 use crate::eval::config::EvalSettings;
 use crate::eval::engine::{ArmLog, Engine};
-use crate::eval::sets::{self, SetName, TaskSets};
-use crate::eval::{TaskCtx, describe, rounds};
+use crate::eval::prepare::{PreparedTasks, prepare_tasks};
+use crate::eval::rounds;
+use crate::eval::sets::{SetName, TaskSets};
 use crate::executor::Message;
 use crate::harness::edit::EditContext;
 use crate::harness::report::{ExecutionReport, ReportOptions};
-use crate::harness::{Harness, HarnessKind, runtime};
+use crate::harness::{Harness, HarnessKind};
 use crate::proposer::template::Template;
-use crate::proposer::{ProposalRequest, TaskInfo, llm};
+use crate::proposer::{ProposalRequest, llm};
 use crate::sandbox::Sandbox;
-use crate::task::spec::TaskContext;
 
 /// Version of the dataset row layout.
 pub const CONTEXT_SCHEMA: u32 = 1;
@@ -79,46 +79,10 @@ pub fn context_id(task: &str, parent_hash: &str, sets: &TaskSets) -> String {
     format!("ctx-{hex}")
 }
 
-/// The tasks of the settings with their sets and seed harnesses (no executor yet).
-pub struct Prepared {
-    pub tasks: Vec<TaskCtx>,
-    pub sets: Vec<TaskSets>,
-}
-
-/// Load every task's seed harness (a program harness must compile in the sandbox),
-/// build its sets and describe it, as `hrl eval` does.
-pub fn prepare(settings: &EvalSettings, sandbox: &Sandbox) -> Result<Prepared, RewardError> {
-    let task_ctx = TaskContext {
-        sandbox: settings.sandbox_config(),
-        grade: settings.grade_config(),
-        ..TaskContext::default()
-    };
-    let mut tasks = Vec::new();
-    let mut all_sets = Vec::new();
-    for def in &settings.tasks {
-        let h = Harness::load(&def.seed_harness).map_err(crate::eval::EvalError::from)?;
-        if let Harness::Program(p) = &h {
-            runtime::check_program(p, sandbox, &def.seed_harness.display().to_string())
-                .map_err(crate::eval::EvalError::from)?;
-        }
-        let s = sets::build(def, sets::limited(def.sets, settings.limit), &task_ctx)?;
-        let (kind, description) = describe(def, &s);
-        tasks.push(TaskCtx {
-            def: def.clone(),
-            info: TaskInfo {
-                id: def.id.clone(),
-                key: def.key(),
-                kind,
-                description,
-            },
-            seed_harness: Arc::new(h),
-        });
-        all_sets.push(s);
-    }
-    Ok(Prepared {
-        tasks,
-        sets: all_sets,
-    })
+/// The tasks of the settings with their sets and seed harnesses (no executor yet),
+/// prepared as `hrl eval` prepares them.
+pub fn prepare(settings: &EvalSettings, sandbox: &Sandbox) -> Result<PreparedTasks, RewardError> {
+    Ok(prepare_tasks(settings, sandbox)?)
 }
 
 /// One training context (serialised in the export's manifest and `GET /contexts`).
@@ -214,7 +178,7 @@ impl Built {
 /// contexts.
 pub fn build(
     engine: &Engine<'_>,
-    prepared: &Prepared,
+    prepared: &PreparedTasks,
     template: &Template,
     settings: &EvalSettings,
     log: &Arc<ArmLog>,
@@ -347,7 +311,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::sets;
     use crate::eval::suite::{SetSizes, TaskDef, TaskSource};
+    use crate::task::spec::GradingSetup;
 
     fn sets(seed: u64, dev: usize) -> TaskSets {
         let def = TaskDef {
@@ -364,7 +330,7 @@ mod tests {
             },
             seed_harness: "x.toml".into(),
         };
-        sets::build(&def, def.sets, &TaskContext::default()).unwrap()
+        sets::build(&def, def.sets, &GradingSetup::default()).unwrap()
     }
 
     #[test]

@@ -14,10 +14,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::RewardError;
-use super::context::{self, Built, Prepared};
+use super::context::{self, Built};
 use super::score::{RewardConfig, Scorer};
 use crate::eval::config::EvalSettings;
 use crate::eval::engine::{ArmLog, Engine};
+use crate::eval::prepare::PreparedTasks;
 use crate::eval::run_dir::{self, Appender, RunDir};
 use crate::eval::{Backend, records};
 use crate::harness::rollout::Rollout;
@@ -32,7 +33,7 @@ pub struct Service<'s, 'e, 'a> {
     pub settings: &'s EvalSettings,
     pub backend: &'s Backend,
     pub template: &'s Template,
-    pub prepared: &'s Prepared,
+    pub prepared: &'s PreparedTasks,
     pub built: &'e Built,
     pub scorer: &'e Scorer<'e, 'a>,
 }

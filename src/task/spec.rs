@@ -74,9 +74,10 @@ pub enum TaskSpec {
     },
 }
 
-/// What loading code items needs (the grader's sandbox and settings).
+/// How code items are graded: what loading them needs (the grader's sandbox and
+/// settings).
 #[derive(Debug, Clone, Default)]
-pub struct TaskContext {
+pub struct GradingSetup {
     pub sandbox: SandboxConfig,
     /// LiveCodeBench grading.
     pub grade: GradeConfig,
@@ -372,7 +373,7 @@ impl TaskSpec {
     }
 
     /// Load the items this SPEC names.
-    pub fn load(&self, spec_text: &str, ctx: &TaskContext) -> Result<Vec<Item>, TaskError> {
+    pub fn load(&self, spec_text: &str, ctx: &GradingSetup) -> Result<Vec<Item>, TaskError> {
         match self {
             TaskSpec::Families {
                 names,
@@ -516,7 +517,7 @@ impl TaskSpec {
 impl TaskSet {
     /// Parse and load several SPECs, in order. Duplicate item ids are refused (a
     /// result table must not count one item twice).
-    pub fn load(specs: &[String], ctx: &TaskContext) -> Result<TaskSet, TaskError> {
+    pub fn load(specs: &[String], ctx: &GradingSetup) -> Result<TaskSet, TaskError> {
         if specs.is_empty() {
             return Err(bad("", "give at least one task SPEC"));
         }
@@ -587,14 +588,14 @@ mod tests {
                 distinct: false,
             }
         );
-        let items = s.load("x", &TaskContext::default()).unwrap();
+        let items = s.load("x", &GradingSetup::default()).unwrap();
         assert_eq!(items.len(), 12);
         assert_eq!(items[0].id(), "gcd/L1/s5/i10");
         assert_eq!(items[3].id(), "gcd/L2/s5/i10");
         assert_eq!(items[11].id(), "count_primes/L2/s5/i12");
         let all = TaskSpec::parse("families:all:n=1").unwrap();
         assert_eq!(
-            all.load("x", &TaskContext::default()).unwrap().len(),
+            all.load("x", &GradingSetup::default()).unwrap().len(),
             families::registry().len()
         );
         for bad_spec in [
@@ -625,7 +626,7 @@ mod tests {
 
     #[test]
     fn distinct_skips_repeated_questions_and_says_when_a_level_has_too_few() {
-        let ctx = TaskContext::default();
+        let ctx = GradingSetup::default();
         let question = |it: &Item| match it {
             Item::Answer { instance, .. } => instance.question.clone(),
             _ => panic!("a family item"),
@@ -693,7 +694,7 @@ mod tests {
         };
         assert_eq!(names.as_deref().unwrap(), held);
         assert_eq!(*variant, Variant::Fixed(2));
-        let items = s.load("x", &TaskContext::default()).unwrap();
+        let items = s.load("x", &GradingSetup::default()).unwrap();
         assert_eq!(items.len(), held.len());
         for (item, f) in items.iter().zip(held) {
             assert_eq!(item.id(), format!("{f}/L1/s0/i0/v2"));
@@ -701,7 +702,7 @@ mod tests {
         // `random` draws a template per instance, the canonical one included.
         let r = TaskSpec::parse("families:gcd:n=30:variant=random").unwrap();
         let ids: Vec<String> = r
-            .load("x", &TaskContext::default())
+            .load("x", &GradingSetup::default())
             .unwrap()
             .iter()
             .map(|i| i.id().to_string())
@@ -777,7 +778,7 @@ mod tests {
         )
         .unwrap();
         // Loading builds the grader (the sandbox) but runs nothing.
-        let ctx = TaskContext::default();
+        let ctx = GradingSetup::default();
         let spec = format!("humaneval:{}:n=2:start=1", path.display());
         let items = TaskSpec::parse(&spec).unwrap().load(&spec, &ctx).unwrap();
         let ids: Vec<String> = items.iter().map(Item::id).collect();
@@ -810,6 +811,6 @@ mod tests {
     #[test]
     fn duplicates_are_refused() {
         let specs = vec!["families:gcd:n=2".to_string(), "families:gcd:n=1".into()];
-        assert!(TaskSet::load(&specs, &TaskContext::default()).is_err());
+        assert!(TaskSet::load(&specs, &GradingSetup::default()).is_err());
     }
 }

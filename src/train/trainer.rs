@@ -57,16 +57,16 @@ use super::policy::{
     Adam, Coefficients, Decode, Policy, Revise, Trajectory, Vocabulary, objective_gradient,
 };
 use crate::eval::engine::{ArmLog, Engine};
+use crate::eval::prepare::prepare_tasks;
 use crate::eval::run_dir::{self, RunDir};
-use crate::eval::sets::{self, SetName};
+use crate::eval::sets::SetName;
 use crate::eval::{Backend, EvalError};
-use crate::harness::edit::{Edit, EditContext, FeedbackExample};
+use crate::harness::Harness;
+use crate::harness::edit::{Edit, EditContext};
 use crate::harness::report::{ExecutionReport, ReportOptions};
 use crate::harness::rollout::Rollout;
-use crate::harness::{Harness, runtime};
 use crate::sandbox::Sandbox;
 use crate::task::ItemKind;
-use crate::task::spec::TaskContext;
 
 /// `train.jsonl`: one line per step, exactly these fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,17 +298,7 @@ fn context(
     opts: &ReportOptions,
 ) -> Ctx {
     let report = ExecutionReport::from_rollouts(&fb.rollouts, opts);
-    let edit_ctx = EditContext {
-        feedback: items
-            .iter()
-            .zip(&fb.rollouts)
-            .map(|(item, r)| FeedbackExample {
-                item: item.clone(),
-                successful_response: (r.score >= 1.0 && !r.response.trim().is_empty())
-                    .then(|| r.response.clone()),
-            })
-            .collect(),
-    };
+    let edit_ctx = crate::eval::rounds::edit_context(items, Some(&fb.rollouts));
     Ctx {
         task,
         features: ContextFeatures::new(Some(&report), &edit_ctx, kind),
@@ -387,31 +377,20 @@ pub fn run_with(
     };
     // Tasks and sets, as the evaluator builds them (before the run's config is written,
     // so that a suite whose sets cannot be built leaves no run to block a restart).
-    let task_ctx = TaskContext {
-        sandbox: es.sandbox_config(),
-        grade: es.grade_config(),
-        ..TaskContext::default()
-    };
-    let mut seeds = Vec::new();
+    let prepared = prepare_tasks(&es, sandbox)?;
     let mut kinds = Vec::new();
-    let mut all_sets = Vec::new();
-    for def in &settings.tasks {
-        let h = Harness::load(&def.seed_harness)?;
-        if let Harness::Program(p) = &h {
-            runtime::check_program(p, sandbox, &def.seed_harness.display().to_string())
-                .map_err(EvalError::from)?;
-        }
-        dir.save_harness(&h)?;
-        let s = sets::build(def, def.sets, &task_ctx)?;
+    let mut seeds = Vec::new();
+    for (t, s) in prepared.tasks.iter().zip(&prepared.sets) {
+        dir.save_harness(&t.seed_harness)?;
         kinds.push(
             s.feedback
                 .first()
                 .map(|i| i.kind())
                 .unwrap_or(ItemKind::Answer),
         );
-        seeds.push(Arc::new(h));
-        all_sets.push(s);
+        seeds.push(t.seed_harness.clone());
     }
+    let all_sets = prepared.sets;
     run_dir::write_json(&cfg_path, settings)?;
     let n_train = t.train.len();
     let heldout: Vec<usize> = (n_train..settings.tasks.len()).collect();

@@ -234,7 +234,7 @@ fn identical_harnesses_are_scored_once_across_samples_and_rounds() {
     let dev: Vec<String> = harness_rl::eval::sets::build(
         &s.tasks[0],
         s.tasks[0].sets,
-        &harness_rl::task::spec::TaskContext::default(),
+        &harness_rl::task::spec::GradingSetup::default(),
     )
     .unwrap()
     .dev
@@ -654,7 +654,7 @@ fn a_bounded_memo_drops_the_oldest_evaluation_and_computes_it_again() {
     use harness_rl::eval::engine::{ArmLog, Engine};
     use harness_rl::eval::run_dir::Appender;
     use harness_rl::eval::sets::{self, SetName};
-    use harness_rl::task::spec::TaskContext;
+    use harness_rl::task::spec::GradingSetup;
     use std::collections::HashMap;
     use std::sync::atomic::Ordering;
 
@@ -667,7 +667,7 @@ fn a_bounded_memo_drops_the_oldest_evaluation_and_computes_it_again() {
     );
     let exec = sim_exec(&s);
     let def = &s.tasks[0];
-    let task_sets = sets::build(def, def.sets, &TaskContext::default()).unwrap();
+    let task_sets = sets::build(def, def.sets, &GradingSetup::default()).unwrap();
     let good = Arc::new(parse_toml(&marked("SIM-GOOD")));
     let none = Arc::new(parse_toml(&marked("SIM-NONE")));
     for (capacity, evaluations) in [(usize::MAX, 2), (1, 3)] {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use harness_rl::eval::sets::{self, SET_STRIDE};
 use harness_rl::eval::suite::{SetSizes, TaskDef, TaskSource};
 use harness_rl::families;
-use harness_rl::task::spec::TaskContext;
+use harness_rl::task::spec::GradingSetup;
 use proptest::prelude::*;
 
 fn task(family: &str, level: u8, seed: u64) -> TaskDef {
@@ -42,7 +42,7 @@ proptest! {
         let name = names[fam % names.len()];
         let sizes = SetSizes { feedback, dev, test };
         let t = task(name, level, seed);
-        match sets::build(&t, sizes, &TaskContext::default()) {
+        match sets::build(&t, sizes, &GradingSetup::default()) {
             Ok(s) => {
                 prop_assert_eq!(s.feedback.len(), feedback);
                 prop_assert_eq!(s.dev.len(), dev);
@@ -60,7 +60,7 @@ proptest! {
                         prop_assert!(idx >= k as u64 * SET_STRIDE && idx < (k as u64 + 1) * SET_STRIDE);
                     }
                 }
-                let again = sets::build(&t, sizes, &TaskContext::default()).unwrap();
+                let again = sets::build(&t, sizes, &GradingSetup::default()).unwrap();
                 prop_assert_eq!(again.ids(), s.ids());
             }
             // A level too small for the sizes asked is refused, never overlapping.
@@ -92,7 +92,7 @@ fn lcb_sets_are_disjoint_problem_sets() {
             dev: 5,
             test: 6,
         };
-        let s = sets::build(&t, sizes, &TaskContext::default()).unwrap();
+        let s = sets::build(&t, sizes, &GradingSetup::default()).unwrap();
         let ids = s.ids();
         let all: Vec<&String> = ids
             .feedback
@@ -108,6 +108,6 @@ fn lcb_sets_are_disjoint_problem_sets() {
             dev: 100,
             test: 100,
         };
-        assert!(sets::build(&t, too_many, &TaskContext::default()).is_err());
+        assert!(sets::build(&t, too_many, &GradingSetup::default()).is_err());
     }
 }

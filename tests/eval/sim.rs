@@ -30,7 +30,7 @@ use harness_rl::executor::{
     Completion, Executor, ExecutorError, ExecutorIdentity, FinishReason, Message, Prompt, Request,
     Sampling, Timings, Usage,
 };
-use harness_rl::task::spec::TaskContext;
+use harness_rl::task::spec::GradingSetup;
 use serde_json::{Value, json};
 
 pub const PROSE: &str = "I cannot help with that.";
@@ -54,7 +54,7 @@ impl SimModel {
         let mut golds = Vec::new();
         for t in &settings.tasks {
             let sizes = sets::limited(t.sets, settings.limit);
-            let s = sets::build(t, sizes, &TaskContext::default()).expect("sets build");
+            let s = sets::build(t, sizes, &GradingSetup::default()).expect("sets build");
             for set in [&s.feedback, &s.dev, &s.test] {
                 for item in set.iter() {
                     golds.push((

@@ -8,7 +8,7 @@ use harness_rl::executor::spec::{CacheSetting, ExecutorSpec, OpenOptions, Opened
 use harness_rl::harness::Harness;
 use harness_rl::harness::runtime::{self, RunConfig, RunContext, RunOutput};
 use harness_rl::task::TaskSet;
-use harness_rl::task::spec::TaskContext;
+use harness_rl::task::spec::GradingSetup;
 
 pub use super::common::{heavy, private_home, repo, sandbox};
 
@@ -37,7 +37,7 @@ pub fn open_smol(n_parallel: u32, dir: &Path) -> OpenedExecutor {
 
 pub fn items(specs: &[&str]) -> TaskSet {
     let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
-    TaskSet::load(&specs, &TaskContext::default()).expect("task spec loads")
+    TaskSet::load(&specs, &GradingSetup::default()).expect("task spec loads")
 }
 
 /// Run `harness` on the items of `specs` with `exec`.

@@ -27,7 +27,7 @@ use harness_rl::executor::{
 };
 use harness_rl::harness::snippets;
 use harness_rl::task::AnswerShape;
-use harness_rl::task::spec::TaskContext;
+use harness_rl::task::spec::GradingSetup;
 use harness_rl::train::config::TrainSettings;
 use serde_json::json;
 
@@ -50,7 +50,7 @@ impl SimulatedExecutor {
     pub fn new(rule: Rule, settings: &TrainSettings) -> SimulatedExecutor {
         let mut golds = Vec::new();
         for t in &settings.tasks {
-            let s = sets::build(t, t.sets, &TaskContext::default()).expect("sets build");
+            let s = sets::build(t, t.sets, &GradingSetup::default()).expect("sets build");
             for set in [&s.feedback, &s.dev, &s.test] {
                 for item in set.iter() {
                     golds.push((
