@@ -11,6 +11,8 @@ use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::Suite;
 use harness_rl::reward::{self, context, score::RewardConfig, service};
 
+use super::engine_args::EngineArgs;
+
 /// The suite and what may override it (shared with `hrl reward-server`).
 #[derive(Args, Clone)]
 pub struct SuiteArgs {
@@ -18,9 +20,6 @@ pub struct SuiteArgs {
     /// `[proposer]` settings (template, report_tokens, show_gold) and limits.
     #[arg(long)]
     pub suite: PathBuf,
-    /// Executor SPEC (overrides the suite's): llama:NAME|PATH[,...] or openai:URL#MODEL[,...].
-    #[arg(long)]
-    pub executor: Option<String>,
     /// Only these tasks of the suite (task id like count_primes/L1, or a family name;
     /// repeatable).
     #[arg(long)]
@@ -31,15 +30,8 @@ pub struct SuiteArgs {
     /// A proposer prompt template overriding the suite's.
     #[arg(long, value_name = "PATH")]
     pub proposer_template: Option<PathBuf>,
-    /// Rollouts in flight [default: the suite's, else 2 x the executor's parallelism].
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Run sandboxed code without the isolation layers that are missing (trusted
-    /// code only).
-    #[arg(long)]
-    pub unsafe_no_isolation: bool,
     #[command(flatten)]
-    pub cache: super::cache::CacheArgs,
+    pub engine: EngineArgs,
 }
 
 impl SuiteArgs {
@@ -47,13 +39,10 @@ impl SuiteArgs {
     pub fn settings(&self) -> Result<EvalSettings> {
         let suite = Suite::load(&self.suite)?;
         let o = Overrides {
-            executor: self.executor.clone(),
+            engine: self.engine.overrides(),
             tasks: self.task.clone(),
             limit: self.limit,
             template: self.proposer_template.clone(),
-            concurrency: self.concurrency,
-            cache: self.cache.choice(),
-            unsafe_no_isolation: self.unsafe_no_isolation,
             ..Overrides::default()
         };
         Ok(reward::resolve(&suite, &o)?)

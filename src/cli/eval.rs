@@ -14,6 +14,7 @@ use harness_rl::eval::{self, ArmOutcome, Progress, summary};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::UsageError;
+use super::engine_args::{EngineArgs, ProtocolArgs};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Select {
@@ -31,35 +32,14 @@ pub struct EvalArgs {
     /// Continue the run in DIR (after an interruption) with its recorded settings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "rounds", "candidates", "samples", "select", "seed", "task", "limit", "proposer_template", "shard"])]
     pub resume: Option<PathBuf>,
-    /// Executor SPEC (overrides the suite's): llama:NAME|PATH[,...] or openai:URL#MODEL[,...].
-    #[arg(long)]
-    pub executor: Option<String>,
-    /// Proposer SPEC, repeatable (overrides the suite's list): identity, file:PATH,
-    /// llm:EXECUTOR_SPEC, cmd:PROGRAM [ARGS], policy:CKPT.
-    #[arg(long)]
-    pub proposer: Vec<String>,
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
     /// Revision rounds K.
     #[arg(long)]
     pub rounds: Option<u32>,
-    /// Candidates per round G.
-    #[arg(long)]
-    pub candidates: Option<u32>,
-    /// Harness samples M (proposer seeds).
-    #[arg(long)]
-    pub samples: Option<u32>,
     /// How a round keeps a candidate.
     #[arg(long, value_enum)]
     pub select: Option<Select>,
-    /// The run seed (proposer seeds derive from it).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Only these tasks of the suite (task id like count_primes/L1, or a family name;
-    /// repeatable).
-    #[arg(long)]
-    pub task: Vec<String>,
-    /// Cut every set to N instances for a quick look (marked not comparable).
-    #[arg(long)]
-    pub limit: Option<usize>,
     /// Output directory [default: runs/eval-<suite>-<hash>]: the run directory for
     /// one proposer, else one run directory per proposer inside it.
     #[arg(long)]
@@ -67,47 +47,21 @@ pub struct EvalArgs {
     /// A proposer prompt template overriding the suite's.
     #[arg(long, value_name = "PATH")]
     pub proposer_template: Option<PathBuf>,
-    /// Rollouts in flight [default: the suite's, else 2 x the executor's parallelism].
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Run only shard I of N of the (task, harness sample) units (1-based, round-robin;
-    /// combine the shards' directories with `hrl merge`).
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Print the summaries as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
     /// Do not draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
-    /// Run sandboxed code without the isolation layers that are missing (trusted
-    /// code only).
-    #[arg(long)]
-    pub unsafe_no_isolation: bool,
-    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
-    /// version and installed packages are part of the results' identity.
-    #[arg(long, value_name = "PYTHON")]
-    pub python: Option<PathBuf>,
-    #[command(flatten)]
-    pub cache: super::cache::CacheArgs,
 }
 
 /// The flags as a library config.
 pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
     if let Some(dir) = &a.resume {
         let mut s = eval::resume_settings(dir)?;
-        if let Some(c) = a.cache.choice() {
-            s.cache = c;
-        }
-        if let Some(c) = a.concurrency {
-            s.limits.concurrency = Some(c);
-        }
-        s.unsafe_no_isolation |= a.unsafe_no_isolation;
-        // The same environment at another path resumes; another environment is
-        // refused by the config check (`sandbox_python`).
-        if let Some(p) = &a.python {
-            s.python = Some(p.clone());
-        }
+        a.engine.overrides().apply_to_resumed(&mut s);
         return Ok((s, true));
     }
     let path = a
@@ -116,29 +70,13 @@ pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
         .ok_or_else(|| UsageError("give --suite FILE or --resume DIR".into()))?;
     let suite = Suite::load(path)?;
     let o = Overrides {
-        executor: a.executor.clone(),
-        proposers: a.proposer.clone(),
         rounds: a.rounds,
-        candidates: a.candidates,
-        samples: a.samples,
         select: a.select.map(|s| match s {
             Select::Best => Selection::Best,
             Select::Always => Selection::Always,
         }),
-        seed: a.seed,
-        limit: a.limit,
-        tasks: a.task.clone(),
         template: a.proposer_template.clone(),
-        concurrency: a.concurrency,
-        cache: a.cache.choice(),
-        unsafe_no_isolation: a.unsafe_no_isolation,
-        python: a.python.clone(),
-        out: a.out.clone(),
-        shard: a
-            .shard
-            .as_deref()
-            .map(str::parse::<harness_rl::shard::Shard>)
-            .transpose()?,
+        ..a.protocol.overrides(&a.engine, a.out.clone())?
     };
     Ok((EvalSettings::resolve(&suite, &o)?, false))
 }

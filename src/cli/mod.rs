@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod contexts;
 pub mod endpoint;
+pub mod engine_args;
 pub mod eval;
 pub mod exit_codes;
 #[cfg(feature = "llama")]

@@ -10,14 +10,13 @@ use harness_rl::eval::suite::Suite;
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
 use harness_rl::train::trainer::{self, StepLog};
 
+use super::engine_args::EngineArgs;
+
 #[derive(Args)]
 pub struct TrainArgs {
     /// The suite file (TOML) with a [train] table (see suites/train-smoke.toml).
     #[arg(long)]
     pub suite: PathBuf,
-    /// Executor SPEC (overrides the suite's): llama:NAME|PATH[,...] or openai:URL#MODEL[,...].
-    #[arg(long)]
-    pub executor: Option<String>,
     /// Training steps [default: the suite's train.steps]. 0 writes the untrained
     /// (uniform) policy to DIR/last.json without running the executor.
     #[arg(long)]
@@ -58,29 +57,17 @@ pub struct TrainArgs {
     /// Training seed (overrides the suite's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Rollouts in flight [default: the suite's, else 2 x the executor's parallelism].
-    #[arg(long)]
-    pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Print each step's line as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Run sandboxed code without the isolation layers that are missing (trusted
-    /// code only).
-    #[arg(long)]
-    pub unsafe_no_isolation: bool,
-    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
-    /// version and installed packages are part of the results' identity.
-    #[arg(long, value_name = "PYTHON")]
-    pub python: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    pub cache: super::cache::CacheArgs,
 }
 
 /// The flags as a library config.
 pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
     let suite = Suite::load(&a.suite)?;
     let o = TrainOverrides {
-        executor: a.executor.clone(),
         steps: a.steps,
         batch: a.batch,
         group: a.group,
@@ -92,10 +79,7 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
         checkpoint_every: a.checkpoint_every,
         eval_every: a.eval_every,
         seed: a.seed,
-        concurrency: a.concurrency,
-        cache: a.cache.choice(),
-        unsafe_no_isolation: a.unsafe_no_isolation,
-        python: a.python.clone(),
+        engine: a.engine.overrides(),
         out: a.out.clone(),
     };
     Ok(TrainSettings::resolve(&suite, &o)?)

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use harness_rl::eval::config::Overrides;
 use harness_rl::eval::suite::{Suite, TransferKind};
 use harness_rl::eval::transfer::{self, TransferOverrides, TransferSettings};
 
 use super::UsageError;
+use super::engine_args::{EngineArgs, ProtocolArgs};
 
 #[derive(Subcommand)]
 pub enum TransferCmd {
@@ -30,16 +30,11 @@ pub struct TransferArgs {
     /// Continue the transfer run in DIR with its recorded settings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "candidates", "samples", "seed", "task", "limit", "lcb_dir", "shard", "no_reference"])]
     pub resume: Option<PathBuf>,
-    /// Proposer SPEC, repeatable (overrides the suite's list): identity, file:PATH,
-    /// llm:EXECUTOR_SPEC, cmd:PROGRAM [ARGS], policy:CKPT.
-    #[arg(long)]
-    pub proposer: Vec<String>,
+    #[command(flatten)]
+    pub protocol: ProtocolArgs,
     /// Leave out the suite's reference proposers (e.g. the oracle harness).
     #[arg(long)]
     pub no_reference: bool,
-    /// Executor SPEC (overrides the suite's).
-    #[arg(long)]
-    pub executor: Option<String>,
     /// Output directory [default: runs/transfer-<suite>-<hash>]: transfer.json,
     /// transfer.md and one run directory per proposer.
     #[arg(long)]
@@ -48,61 +43,23 @@ pub struct TransferArgs {
     /// instead of the suite's (temporal transfer).
     #[arg(long, value_name = "DIR")]
     pub lcb_dir: Option<PathBuf>,
-    /// Candidates per round G.
-    #[arg(long)]
-    pub candidates: Option<u32>,
-    /// Harness samples M (proposer seeds).
-    #[arg(long)]
-    pub samples: Option<u32>,
-    /// The run seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Only these held-out tasks (task id or family name; repeatable).
-    #[arg(long)]
-    pub task: Vec<String>,
-    /// Cut every set to N instances (marked not comparable).
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Run only shard I of N of the (task, harness sample) units; combine with
-    /// `hrl merge`.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-    /// Rollouts in flight.
-    #[arg(long)]
-    pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Do not draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
     /// Print transfer.json's index and the summaries as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Run sandboxed code without the isolation layers that are missing.
-    #[arg(long)]
-    pub unsafe_no_isolation: bool,
-    /// The sandbox's Python interpreter (a path, or a name looked up on PATH); its
-    /// version and installed packages are part of the results' identity.
-    #[arg(long, value_name = "PYTHON")]
-    pub python: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    pub cache: super::cache::CacheArgs,
 }
 
 /// The flags as a library config.
 pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSettings, bool)> {
-    let cache = a.cache.choice();
     if let Some(dir) = &a.resume {
         let mut ts = transfer::resume_settings(dir, kind)?;
-        let s = &mut ts.index.settings;
-        if let Some(c) = cache {
-            s.cache = c;
-        }
-        if let Some(c) = a.concurrency {
-            s.limits.concurrency = Some(c);
-        }
-        s.unsafe_no_isolation |= a.unsafe_no_isolation;
-        if let Some(p) = &a.python {
-            s.python = Some(p.clone());
-        }
+        a.engine
+            .overrides()
+            .apply_to_resumed(&mut ts.index.settings);
         return Ok((ts, true));
     }
     let path = a
@@ -111,26 +68,7 @@ pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSetting
         .ok_or_else(|| UsageError("give --suite FILE or --resume DIR".into()))?;
     let suite = Suite::load(path)?;
     let o = TransferOverrides {
-        eval: Overrides {
-            executor: a.executor.clone(),
-            proposers: a.proposer.clone(),
-            candidates: a.candidates,
-            samples: a.samples,
-            seed: a.seed,
-            limit: a.limit,
-            tasks: a.task.clone(),
-            concurrency: a.concurrency,
-            cache,
-            unsafe_no_isolation: a.unsafe_no_isolation,
-            python: a.python.clone(),
-            out: a.out.clone(),
-            shard: a
-                .shard
-                .as_deref()
-                .map(str::parse::<harness_rl::shard::Shard>)
-                .transpose()?,
-            ..Overrides::default()
-        },
+        eval: a.protocol.overrides(&a.engine, a.out.clone())?,
         lcb_dir: a.lcb_dir.clone(),
         no_reference: a.no_reference,
     };

@@ -54,10 +54,7 @@ impl SuiteRef {
 }
 
 /// The suite's limits with a `--concurrency` override (which must be at least 1).
-pub fn limits_with_concurrency(
-    suite: &Suite,
-    concurrency: Option<usize>,
-) -> Result<Limits, EvalError> {
+fn limits_with_concurrency(suite: &Suite, concurrency: Option<usize>) -> Result<Limits, EvalError> {
     let mut limits = suite.limits.clone();
     if let Some(c) = concurrency {
         if c == 0 {
@@ -124,10 +121,70 @@ pub struct EvalSettings {
     pub shard: Option<Shard>,
 }
 
+/// The overrides of how the engine runs, shared by every command that runs it
+/// (`hrl eval`, `hrl transfer`, `hrl train`, `hrl contexts export`,
+/// `hrl reward-server`): the executor, concurrency, the completion cache and the
+/// sandbox. None of them but the executor changes a result.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOverrides {
+    pub executor: Option<String>,
+    pub concurrency: Option<usize>,
+    pub cache: Option<CacheChoice>,
+    pub unsafe_no_isolation: bool,
+    pub python: Option<PathBuf>,
+}
+
+/// [`EngineOverrides`] applied to a suite.
+#[derive(Debug, Clone)]
+pub struct ResolvedEngine {
+    /// The executor SPEC, normalised.
+    pub executor: String,
+    pub limits: Limits,
+    pub cache: CacheChoice,
+    pub unsafe_no_isolation: bool,
+    pub python: Option<PathBuf>,
+}
+
+impl EngineOverrides {
+    /// The suite's engine settings with these overrides.
+    pub fn resolve(&self, suite: &Suite) -> Result<ResolvedEngine, EvalError> {
+        let executor = self
+            .executor
+            .clone()
+            .unwrap_or_else(|| suite.executor.clone());
+        let executor = ExecutorSpec::parse(&executor)
+            .map_err(|e| EvalError::Usage(format!("--executor: {e}")))?
+            .normalized();
+        Ok(ResolvedEngine {
+            executor,
+            limits: limits_with_concurrency(suite, self.concurrency)?,
+            cache: self.cache.clone().unwrap_or(CacheChoice::Default),
+            unsafe_no_isolation: self.unsafe_no_isolation,
+            python: self.python.clone(),
+        })
+    }
+
+    /// The overrides a resumed run accepts (they change no result): the cache,
+    /// concurrency, the isolation switch and the interpreter's path (another
+    /// interpreter is refused later by the config check, `sandbox_python`).
+    pub fn apply_to_resumed(&self, s: &mut EvalSettings) {
+        if let Some(c) = &self.cache {
+            s.cache = c.clone();
+        }
+        if let Some(c) = self.concurrency {
+            s.limits.concurrency = Some(c);
+        }
+        s.unsafe_no_isolation |= self.unsafe_no_isolation;
+        if let Some(p) = &self.python {
+            s.python = Some(p.clone());
+        }
+    }
+}
+
 /// Command-line overrides of a suite (every field optional).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
-    pub executor: Option<String>,
+    pub engine: EngineOverrides,
     pub proposers: Vec<String>,
     pub rounds: Option<u32>,
     pub candidates: Option<u32>,
@@ -137,10 +194,6 @@ pub struct Overrides {
     pub limit: Option<usize>,
     pub tasks: Vec<String>,
     pub template: Option<PathBuf>,
-    pub concurrency: Option<usize>,
-    pub cache: Option<CacheChoice>,
-    pub unsafe_no_isolation: bool,
-    pub python: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub shard: Option<Shard>,
 }
@@ -149,10 +202,7 @@ impl EvalSettings {
     /// A suite with overrides: the one place flags become settings.
     pub fn resolve(suite: &Suite, o: &Overrides) -> Result<EvalSettings, EvalError> {
         let usage = |m: String| EvalError::Usage(m);
-        let executor = o.executor.clone().unwrap_or_else(|| suite.executor.clone());
-        let executor = ExecutorSpec::parse(&executor)
-            .map_err(|e| usage(format!("--executor: {e}")))?
-            .normalized();
+        let engine = o.engine.resolve(suite)?;
         let proposers: Vec<String> = if o.proposers.is_empty() {
             suite.proposers.clone()
         } else {
@@ -230,7 +280,6 @@ impl EvalSettings {
         if let Some(t) = &o.template {
             proposer_settings.template = Some(t.clone());
         }
-        let limits = limits_with_concurrency(suite, o.concurrency)?;
         let suite_ref = SuiteRef::of(suite);
         let out = o
             .out
@@ -239,7 +288,7 @@ impl EvalSettings {
         Ok(EvalSettings {
             suite: suite_ref,
             tasks,
-            executor,
+            executor: engine.executor,
             proposers,
             proposer_settings,
             rounds,
@@ -248,10 +297,10 @@ impl EvalSettings {
             select: o.select.unwrap_or(suite.select),
             seed: o.seed.unwrap_or(suite.seed),
             limit: o.limit,
-            limits,
-            cache: o.cache.clone().unwrap_or(CacheChoice::Default),
-            unsafe_no_isolation: o.unsafe_no_isolation,
-            python: o.python.clone(),
+            limits: engine.limits,
+            cache: engine.cache,
+            unsafe_no_isolation: engine.unsafe_no_isolation,
+            python: engine.python,
             grade_timeout_s: 6.0,
             grade_cpu_clock: false,
             out,

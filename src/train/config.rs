@@ -9,9 +9,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::TrainError;
-use crate::eval::config::{CacheChoice, EvalSettings, SuiteRef, limits_with_concurrency};
+use crate::eval::config::{CacheChoice, EngineOverrides, EvalSettings, SuiteRef};
 use crate::eval::suite::{Limits, Selection, Suite, TaskDef, TrainSpec};
-use crate::executor::ExecutorSpec;
 use crate::proposer::ProposerSettings;
 
 /// Everything a training run needs, resolved (kept in `DIR/train-config.json`).
@@ -37,7 +36,6 @@ pub struct TrainSettings {
 /// Command-line overrides (every field optional).
 #[derive(Debug, Clone, Default)]
 pub struct TrainOverrides {
-    pub executor: Option<String>,
     pub steps: Option<u64>,
     pub batch: Option<usize>,
     pub group: Option<usize>,
@@ -49,10 +47,7 @@ pub struct TrainOverrides {
     pub checkpoint_every: Option<u64>,
     pub eval_every: Option<u64>,
     pub seed: Option<u64>,
-    pub concurrency: Option<usize>,
-    pub cache: Option<CacheChoice>,
-    pub unsafe_no_isolation: bool,
-    pub python: Option<PathBuf>,
+    pub engine: EngineOverrides,
     pub out: Option<PathBuf>,
 }
 
@@ -102,11 +97,7 @@ impl TrainSettings {
         }
         t.check()
             .map_err(|(k, m)| usage(format!("--{}: {m}", k.replace('_', "-"))))?;
-        let executor = o.executor.clone().unwrap_or_else(|| suite.executor.clone());
-        let executor = ExecutorSpec::parse(&executor)
-            .map_err(|e| usage(format!("--executor: {e}")))?
-            .normalized();
-        let limits = limits_with_concurrency(suite, o.concurrency)?;
+        let engine = o.engine.resolve(suite)?;
         let tasks: Vec<TaskDef> = t
             .train
             .iter()
@@ -128,13 +119,13 @@ impl TrainSettings {
         Ok(TrainSettings {
             suite: suite_ref,
             tasks,
-            executor,
+            executor: engine.executor,
             train: t,
             proposer_settings: suite.proposer.clone(),
-            limits,
-            cache: o.cache.clone().unwrap_or(CacheChoice::Default),
-            unsafe_no_isolation: o.unsafe_no_isolation,
-            python: o.python.clone(),
+            limits: engine.limits,
+            cache: engine.cache,
+            unsafe_no_isolation: engine.unsafe_no_isolation,
+            python: engine.python,
             out,
         })
     }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::config::{CacheChoice, EngineOverrides, EvalSettings, Overrides};
 use harness_rl::eval::merge::{self, Merged};
 use harness_rl::eval::suite::{Suite, TaskSource, TransferKind};
 use harness_rl::eval::summary::{Summary, comparable_part};
@@ -180,7 +180,10 @@ fn transfer_settings(suite: &Path, out: &Path, shard: Option<Shard>) -> Transfer
         &TransferOverrides {
             eval: Overrides {
                 out: Some(out.to_path_buf()),
-                cache: Some(CacheChoice::Off),
+                engine: EngineOverrides {
+                    cache: Some(CacheChoice::Off),
+                    ..EngineOverrides::default()
+                },
                 shard,
                 ..Overrides::default()
             },

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::config::{CacheChoice, EngineOverrides, EvalSettings, Overrides};
 use harness_rl::eval::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
 use harness_rl::eval::suite::Suite;
 use harness_rl::eval::{self, ArmOutcome, Backend};
@@ -40,7 +40,10 @@ pub fn settings(text: &str, dir: &Path, out: &Path) -> EvalSettings {
         &suite,
         &Overrides {
             out: Some(out.to_path_buf()),
-            cache: Some(CacheChoice::Off),
+            engine: EngineOverrides {
+                cache: Some(CacheChoice::Off),
+                ..EngineOverrides::default()
+            },
             ..Overrides::default()
         },
     )

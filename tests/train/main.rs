@@ -17,7 +17,7 @@ mod sim;
 
 use std::path::{Path, PathBuf};
 
-use harness_rl::eval::config::{CacheChoice, EvalSettings, Overrides};
+use harness_rl::eval::config::{CacheChoice, EngineOverrides, EvalSettings, Overrides};
 use harness_rl::eval::suite::Suite;
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
 use harness_rl::train::trainer::{self, HeldoutRecord, StepLog, TrainOutcome};
@@ -49,7 +49,10 @@ fn settings(dir: &Path, text: &str, out: &Path, o: TrainOverrides) -> TrainSetti
         &suite,
         &TrainOverrides {
             out: Some(out.to_path_buf()),
-            cache: Some(CacheChoice::Off),
+            engine: EngineOverrides {
+                cache: Some(CacheChoice::Off),
+                ..EngineOverrides::default()
+            },
             ..o
         },
     )
@@ -153,7 +156,10 @@ fn the_trainer_converges_to_the_known_best_edits_and_evaluates_as_a_proposer() {
             proposers: vec![format!("policy:{}", ckpt.display()), "identity".into()],
             tasks: vec!["count_primes".into()],
             out: Some(dir.path().join("eval")),
-            cache: Some(CacheChoice::Off),
+            engine: EngineOverrides {
+                cache: Some(CacheChoice::Off),
+                ..EngineOverrides::default()
+            },
             ..Overrides::default()
         },
     )
