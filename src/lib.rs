@@ -17,6 +17,7 @@ pub mod humaneval;
 pub mod jsonl;
 pub mod lcb;
 pub mod models;
+pub mod parallel;
 pub mod proposer;
 pub mod report;
 pub mod reward;

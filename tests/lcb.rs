@@ -1563,7 +1563,11 @@ fn reference_semantics_refuse_judge_only_options() {
         };
         f(&mut cfg);
         let err = Grader::new(SandboxConfig::default(), cfg).unwrap_err();
-        assert!(err.is_input_error(), "{err}");
+        assert_eq!(
+            harness_rl::error::Classify::kind(&err),
+            harness_rl::error::ErrorKind::Usage,
+            "{err}"
+        );
         assert!(err.to_string().contains("--semantics judge"), "{err}");
     }
     assert_eq!(

@@ -1,24 +1,20 @@
 //! `hrl humaneval fetch|info|grade`: HumanEval-format data and sandboxed grading.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::collections::BTreeSet;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use harness_rl::codetasks::SampleResult;
-use harness_rl::humaneval::{
-    self, FetchOutcome, GradeConfig, Grader, HumanEvalError, Problem, Solution, Summary,
-};
-use harness_rl::lcb::prompt;
+use harness_rl::humaneval::{self, FetchOutcome, GradeConfig, Grader, Problem, Summary};
 use harness_rl::models;
 use harness_rl::sandbox::SandboxConfig;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use super::UsageError;
+use super::{UsageError, grading};
+use harness_rl::codetasks::solutions;
 
 #[derive(Subcommand)]
 pub enum HumanEvalCmd {
@@ -156,92 +152,19 @@ fn info(a: InfoArgs) -> Result<()> {
     Ok(())
 }
 
-/// Read `{task_id, completion|solution}` lines; errors name file and line.
-fn read_solutions(path: &PathBuf, extract: bool) -> Result<Vec<(usize, String, Solution)>> {
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let mut out = Vec::new();
-    for line in harness_rl::jsonl::lines(BufReader::new(f)) {
-        let line = line.with_context(|| format!("reading {}", path.display()))?;
-        if line.is_blank() {
-            continue;
-        }
-        let n = line.number;
-        let at = format!("{}:{n}", path.display());
-        let line = line
-            .text
-            .into_result()
-            .map_err(|e| HumanEvalError::BadSolutions(format!("{at}: {e}")))?;
-        let v: serde_json::Value = serde_json::from_str(&line)
-            .map_err(|e| HumanEvalError::BadSolutions(format!("{at}: not JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| HumanEvalError::BadSolutions(format!("{at}: not a JSON object")))?;
-        let text = |k: &str| obj.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let Some(task_id) = text("task_id") else {
-            return Err(
-                HumanEvalError::BadSolutions(format!("{at}: missing string `task_id`")).into(),
-            );
-        };
-        let take = |s: String| {
-            if extract {
-                prompt::extract_code(&s).unwrap_or_default()
-            } else {
-                s
-            }
-        };
-        let solution = match (text("completion"), text("solution")) {
-            (Some(c), None) => Solution::Completion(take(c)),
-            (None, Some(s)) => Solution::Program(take(s)),
-            _ => {
-                return Err(HumanEvalError::BadSolutions(format!(
-                    "{at}: expected exactly one string field of `completion` and `solution`"
-                ))
-                .into());
-            }
-        };
-        out.push((n, task_id, solution));
-    }
-    Ok(out)
-}
-
 fn grade(a: GradeArgs) -> Result<()> {
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(UsageError(format!("--timeout must be positive, got {}", a.timeout)).into());
-    }
-    if a.k.contains(&0) {
-        return Err(UsageError("--k values must be at least 1".into()).into());
-    }
-    if a.jobs == Some(0) {
-        return Err(UsageError("--jobs must be at least 1".into()).into());
-    }
+    solutions::check_options(a.timeout, &a.k, a.jobs).map_err(UsageError)?;
     let path = data_path(&a.data)?;
     let problems = humaneval::load(&path)?;
-    let by_id: BTreeMap<&str, &Problem> =
-        problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
-    let mut items: Vec<(&Problem, Solution, usize)> = Vec::new();
-    let mut counter: BTreeMap<&str, usize> = BTreeMap::new();
-    if a.canonical {
-        for p in &problems {
-            items.push((p, Solution::Completion(p.canonical_solution.clone()), 0));
-            counter.insert(p.task_id.as_str(), 1);
-        }
+    let items = if a.canonical {
+        humaneval::solutions::canonical(&problems)
     } else {
         let sols_path = a.solutions.as_ref().expect("clap requires it");
-        for (line, task_id, solution) in read_solutions(sols_path, a.extract)? {
-            let Some(p) = by_id.get(task_id.as_str()) else {
-                return Err(HumanEvalError::BadSolutions(format!(
-                    "{}:{line}: task_id `{task_id}` is not in {}",
-                    sols_path.display(),
-                    path.display()
-                ))
-                .into());
-            };
-            let k = counter.entry(p.task_id.as_str()).or_default();
-            items.push((p, solution, *k));
-            *k += 1;
-        }
-    }
+        let lines = humaneval::solutions::read(sols_path, a.extract)?;
+        humaneval::solutions::matched(sols_path, &path, lines, &problems)?
+    };
     let base = GradeConfig::default();
+    let jobs = a.jobs.unwrap_or(base.jobs);
     let grader = Grader::new(
         SandboxConfig {
             python: a.python.clone(),
@@ -250,83 +173,59 @@ fn grade(a: GradeArgs) -> Result<()> {
         GradeConfig {
             timeout: Duration::from_secs_f64(a.timeout),
             memory_mb: a.memory,
-            jobs: a.jobs.unwrap_or(base.jobs),
+            jobs,
         },
     )?;
     if a.unsafe_no_isolation {
         eprintln!("hrl: warning: grading WITHOUT isolation (--unsafe-no-isolation)");
     }
-    let bar = if a.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(items.len() as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("grading {bar:30} {pos}/{len} {elapsed_precise}")
-            .expect("valid template"),
-    );
-    let started = std::time::Instant::now();
-    let results = grader.grade_many(&items, &|_| bar.inc(1));
+    let bar = grading::bar(a.quiet, items.len(), "");
+    let graded = solutions::grade_all(
+        &items,
+        jobs,
+        |(p, solution, k)| grader.grade(p, solution, *k),
+        None,
+        || bar.inc(1),
+    )?;
     bar.finish_and_clear();
-    let wall_s = started.elapsed().as_secs_f64();
-    let mut graded: Vec<SampleResult> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    for r in results {
-        match r {
-            Ok(s) => graded.push(s),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
     let scored: Vec<&Problem> = if a.all_problems || a.canonical {
         problems.iter().collect()
     } else {
-        let wanted: BTreeSet<&str> = counter.keys().copied().collect();
+        let wanted: BTreeSet<&str> = items.iter().map(|(p, _, _)| p.task_id.as_str()).collect();
         problems
             .iter()
             .filter(|p| wanted.contains(p.task_id.as_str()))
             .collect()
     };
-    let summary = humaneval::summarize(&scored, &graded, &a.k);
-    let full = json!({
+    let summary = humaneval::summarize(&scored, &graded.samples, &a.k);
+    let header = json!({
         "data": path,
         "data_sha256": models::sha256_file(&path)?,
         "canonical": a.canonical,
         "timeout_s": a.timeout,
         "memory_mb": a.memory,
-        "isolation": !a.unsafe_no_isolation,
-        "sandbox_python": grader.python(),
-        "wall_s": wall_s,
-        "summary": summary,
-        "samples": graded,
-        "errors": errors,
     });
-    if let Some(p) = &a.out {
-        let text = serde_json::to_string_pretty(&full)? + "\n";
-        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
-    }
-    let mut out = BufWriter::new(io::stdout().lock());
-    if a.json {
-        serde_json::to_writer_pretty(&mut out, &full)?;
-        writeln!(out)?;
-    } else {
-        write_table(&mut out, &summary, &graded)?;
-        writeln!(out, "graded in {wall_s:.1} s")?;
-    }
-    out.flush()?;
-    if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("hrl: grading error: {e}");
-        }
-        anyhow::bail!(
-            "{} of {} solutions could not be graded",
-            errors.len(),
-            items.len()
-        );
-    }
-    Ok(())
+    let full = solutions::report(
+        header.as_object().cloned().unwrap_or_default(),
+        !a.unsafe_no_isolation,
+        &grader.python(),
+        &summary,
+        &graded,
+    );
+    grading::finish(
+        &full,
+        a.out.as_deref(),
+        a.json,
+        items.len(),
+        &graded,
+        |out| {
+            write_table(out, &summary, &graded.samples)?;
+            writeln!(out, "graded in {:.1} s", graded.wall_s)
+        },
+    )
 }
 
-fn write_table(out: &mut impl Write, s: &Summary, graded: &[SampleResult]) -> io::Result<()> {
+fn write_table(out: &mut dyn Write, s: &Summary, graded: &[SampleResult]) -> io::Result<()> {
     writeln!(
         out,
         "{:<16}  {:>3}  {:>3}  {:>7}  first failure",
@@ -363,23 +262,4 @@ fn write_table(out: &mut impl Write, s: &Summary, graded: &[SampleResult]) -> io
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_solutions_line_that_is_not_utf8_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sols.jsonl");
-        let mut bytes = b"{\"task_id\": \"a\", \"completion\": \"  return 1\"}\n".to_vec();
-        bytes.extend(b"{\"task_id\": \"b\", \"completion\": \"\xff\"}\n");
-        std::fs::write(&path, bytes).unwrap();
-        let Err(err) = read_solutions(&path, false) else {
-            panic!("a bad line was accepted");
-        };
-        let err = err.to_string();
-        assert!(err.contains("sols.jsonl:2: invalid UTF-8 at byte"), "{err}");
-    }
 }

@@ -1,25 +1,23 @@
 //! `hrl lcb info|split|grade|prompt`: LiveCodeBench files, temporal splits and grading.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use harness_rl::lcb::grader::{self, Semantics, Summary, TimeoutClock};
 use harness_rl::lcb::loader::{self, LoadOptions};
 use harness_rl::lcb::split::{self, SideCounts, SplitSpec};
 use harness_rl::lcb::{
-    DateBound, DateWindow, GradeConfig, Grader, LcbError, Problem, ReleaseTag, SampleResult, prompt,
+    DateBound, DateWindow, GradeConfig, Grader, Problem, ReleaseTag, SampleResult, prompt,
 };
 use harness_rl::sandbox::SandboxConfig;
-use indicatif::{ProgressBar, ProgressStyle};
-use serde::Deserialize;
 use serde_json::json;
 
-use super::UsageError;
+use super::{UsageError, grading};
+use harness_rl::codetasks::solutions;
 
 #[derive(Subcommand)]
 pub enum LcbCmd {
@@ -296,86 +294,20 @@ fn split_cmd(a: SplitArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SolutionLine {
-    question_id: String,
-    code: String,
-}
-
-fn read_solutions(path: &PathBuf, skip_bad: bool) -> Result<Vec<(usize, SolutionLine)>> {
-    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let mut out = Vec::new();
-    for line in harness_rl::jsonl::lines(BufReader::new(f)) {
-        let line = line.with_context(|| format!("reading {}", path.display()))?;
-        if line.is_blank() {
-            continue;
-        }
-        let n = line.number;
-        let parsed = line
-            .text
-            .into_result()
-            .and_then(|t| serde_json::from_str::<SolutionLine>(&t).map_err(|e| e.to_string()));
-        match parsed {
-            Ok(s) => out.push((n, s)),
-            Err(e) => {
-                let msg = format!(
-                    "{}:{n}: not a {{question_id, code}} line: {e}",
-                    path.display(),
-                );
-                if skip_bad {
-                    eprintln!("hrl: skipped bad solution: {msg}");
-                } else {
-                    return Err(LcbError::BadSolutions(msg).into());
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
 fn grade(a: GradeArgs) -> Result<()> {
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return Err(UsageError(format!("--timeout must be positive, got {}", a.timeout)).into());
-    }
-    if a.k.contains(&0) {
-        return Err(UsageError("--k values must be at least 1".into()).into());
-    }
-    if a.jobs == Some(0) {
-        return Err(UsageError("--jobs must be at least 1".into()).into());
-    }
-    let sols = read_solutions(&a.solutions, a.load.skip_bad)?;
+    solutions::check_options(a.timeout, &a.k, a.jobs).map_err(UsageError)?;
+    let (lines, mut skipped) = harness_rl::lcb::solutions::read(&a.solutions, a.load.skip_bad)?;
     let mut opts = load_options(&a.load, Some(&a.window), true)?;
     if !a.all_problems {
-        opts.keep_private_ids = Some(sols.iter().map(|(_, s)| s.question_id.clone()).collect());
+        opts.keep_private_ids = Some(lines.iter().map(|(_, s)| s.question_id.clone()).collect());
     }
     let ds = loader::load_dir(&a.load.dir, &opts)?;
     report_bad(&ds.bad_rows);
-    let mut counter: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut items: Vec<(&Problem, String, usize)> = Vec::new();
-    for (line, s) in &sols {
-        let Some(p) = ds.get(&s.question_id) else {
-            let msg = format!(
-                "{}:{line}: question_id `{}` is not in {} of {} (within the date window)",
-                a.solutions.display(),
-                s.question_id,
-                ds.release,
-                ds.dir.display()
-            );
-            if a.load.skip_bad {
-                eprintln!("hrl: skipped solution: {msg}");
-                continue;
-            }
-            return Err(LcbError::BadSolutions(msg).into());
-        };
-        let code = if a.extract {
-            prompt::extract_code(&s.code).unwrap_or_default()
-        } else {
-            s.code.clone()
-        };
-        let k = counter.entry(p.question_id.as_str()).or_default();
-        items.push((p, code, *k));
-        *k += 1;
+    let (items, unmatched) =
+        harness_rl::lcb::solutions::matched(&a.solutions, &lines, &ds, a.extract, a.load.skip_bad)?;
+    skipped.extend(unmatched);
+    for m in &skipped {
+        eprintln!("hrl: skipped solution: {m}");
     }
     let base = GradeConfig::default();
     let config = GradeConfig {
@@ -391,6 +323,7 @@ fn grade(a: GradeArgs) -> Result<()> {
         semantics: a.semantics.parse::<Semantics>()?,
         ..base
     };
+    let jobs = config.jobs;
     let grader = Grader::new(
         SandboxConfig {
             python: a.python.clone(),
@@ -401,103 +334,60 @@ fn grade(a: GradeArgs) -> Result<()> {
     if a.unsafe_no_isolation {
         eprintln!("hrl: warning: grading WITHOUT isolation (--unsafe-no-isolation)");
     }
-    let bar = if a.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(items.len() as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("grading {bar:30} {pos}/{len} {elapsed_precise} {msg}")
-            .expect("valid template"),
-    );
-    let refs: Vec<(&Problem, &str, usize)> =
-        items.iter().map(|(p, c, k)| (*p, c.as_str(), *k)).collect();
-    let log = match &a.log {
-        Some(p) => Some(std::sync::Mutex::new(BufWriter::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("opening {}", p.display()))?,
-        ))),
-        None => None,
-    };
-    let log_failed = std::sync::atomic::AtomicBool::new(false);
-    let results = grader.grade_many(&refs, &|r| {
-        bar.inc(1);
-        if let Some(log) = &log {
-            let line = match r {
-                Ok(s) => serde_json::to_string(s),
-                Err(e) => serde_json::to_string(&json!({"error": e.to_string()})),
-            }
-            .expect("serializable");
-            let mut w = log.lock().expect("no panics while holding");
-            if writeln!(w, "{line}").and_then(|_| w.flush()).is_err() {
-                log_failed.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-    });
-    if log_failed.load(std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("hrl: warning: could not write every line of the --log file");
-    }
+    let bar = grading::bar(a.quiet, items.len(), " {msg}");
+    let graded = solutions::grade_all(
+        &items,
+        jobs,
+        |(p, code, k)| grader.grade(p, code, *k),
+        a.log.as_deref(),
+        || bar.inc(1),
+    )?;
     bar.finish_and_clear();
-    let mut graded: Vec<SampleResult> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    for r in results {
-        match r {
-            Ok(s) => graded.push(s),
-            Err(e) => errors.push(e.to_string()),
-        }
+    if graded.log_incomplete {
+        eprintln!("hrl: warning: could not write every line of the --log file");
     }
     let problems: Vec<&Problem> = if a.all_problems {
         ds.problems.iter().collect()
     } else {
+        let wanted: BTreeSet<&str> = items
+            .iter()
+            .map(|(p, _, _)| p.question_id.as_str())
+            .collect();
         ds.problems
             .iter()
-            .filter(|p| counter.contains_key(p.question_id.as_str()))
+            .filter(|p| wanted.contains(p.question_id.as_str()))
             .collect()
     };
-    let summary = grader::summarize(&problems, &graded, &a.k);
-    let full = json!({
+    let summary = grader::summarize(&problems, &graded.samples, &a.k);
+    let header = json!({
         "dir": ds.dir,
         "release": ds.release.to_string(),
         "timeout_s": a.timeout,
         "timeout_clock": a.timeout_clock,
         "semantics": a.semantics,
         "float_tolerance": a.float_tol,
-        "isolation": !a.unsafe_no_isolation,
-        "sandbox_python": grader.python(),
-        "summary": summary,
-        "samples": graded,
-        "errors": errors,
     });
-    if let Some(p) = &a.out {
-        let text = serde_json::to_string_pretty(&full)? + "\n";
-        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
-    }
-    let mut out = BufWriter::new(io::stdout().lock());
-    if a.json {
-        serde_json::to_writer_pretty(&mut out, &full)?;
-        writeln!(out)?;
-    } else {
-        write_table(&mut out, &summary, &graded)?;
-        writeln!(out, "semantics: {}", a.semantics)?;
-    }
-    out.flush()?;
-    if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("hrl: grading error: {e}");
-        }
-        anyhow::bail!(
-            "{} of {} solutions could not be graded",
-            errors.len(),
-            items.len()
-        );
-    }
-    Ok(())
+    let full = solutions::report(
+        header.as_object().cloned().unwrap_or_default(),
+        !a.unsafe_no_isolation,
+        &grader.python(),
+        &summary,
+        &graded,
+    );
+    grading::finish(
+        &full,
+        a.out.as_deref(),
+        a.json,
+        items.len(),
+        &graded,
+        |out| {
+            write_table(out, &summary, &graded.samples)?;
+            writeln!(out, "semantics: {}", a.semantics)
+        },
+    )
 }
 
-fn write_table(out: &mut impl Write, s: &Summary, graded: &[SampleResult]) -> io::Result<()> {
+fn write_table(out: &mut dyn Write, s: &Summary, graded: &[SampleResult]) -> io::Result<()> {
     let w = s
         .per_problem
         .iter()
@@ -550,33 +440,4 @@ fn prompt_cmd(a: PromptArgs) -> Result<()> {
     writeln!(out)?;
     out.flush()?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn solutions_with_an_invalid_utf8_line_name_it_or_skip_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sols.jsonl");
-        let mut bytes = b"{\"question_id\": \"a\", \"code\": \"print(1)\"}\n".to_vec();
-        bytes.extend(b"{\"question_id\": \"b\", \"code\": \"\xff\"}\n\n");
-        bytes.extend(b"{\"question_id\": \"c\", \"code\": \"print(3)\"}\n");
-        std::fs::write(&path, bytes).unwrap();
-        let Err(err) = read_solutions(&path, false) else {
-            panic!("a bad line was accepted");
-        };
-        let err = err.to_string();
-        assert!(
-            err.contains("sols.jsonl:2: not a {question_id, code} line: invalid UTF-8 at byte"),
-            "{err}"
-        );
-        let ok = read_solutions(&path, true).unwrap();
-        let got: Vec<(usize, &str)> = ok
-            .iter()
-            .map(|(n, s)| (*n, s.question_id.as_str()))
-            .collect();
-        assert_eq!(got, vec![(1, "a"), (4, "c")]);
-    }
 }

@@ -9,6 +9,7 @@ pub mod eval;
 pub mod exit_codes;
 #[cfg(feature = "llama")]
 pub mod generate;
+pub mod grading;
 pub mod harness;
 pub mod humaneval;
 pub mod lcb;

@@ -9,6 +9,8 @@
 //! ([`TestCode`]: LiveCodeBench's 1 / -1 / -2 / -3 / -4), and that failure's message.
 //! Graders are `Send + Sync`: a runtime grades from many threads at once.
 
+pub mod solutions;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Serialize, Serializer};

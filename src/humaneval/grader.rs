@@ -15,8 +15,6 @@
 //! empty rather than raising on read.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -228,31 +226,12 @@ impl Grader {
         items: &[(&Problem, Solution, usize)],
         progress: &(dyn Fn(&Result<SampleResult, HumanEvalError>) + Sync),
     ) -> Vec<Result<SampleResult, HumanEvalError>> {
-        let next = AtomicUsize::new(0);
-        let slots: Mutex<Vec<Option<Result<SampleResult, HumanEvalError>>>> =
-            Mutex::new((0..items.len()).map(|_| None).collect());
-        let workers = self.config.jobs.clamp(1, items.len().max(1));
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((p, solution, sample)) = items.get(i) else {
-                            break;
-                        };
-                        let r = self.grade(p, solution, *sample);
-                        progress(&r);
-                        slots.lock().expect("no panics while holding")[i] = Some(r);
-                    }
-                });
-            }
-        });
-        slots
-            .into_inner()
-            .expect("no panics while holding")
-            .into_iter()
-            .map(|r| r.expect("every item graded"))
-            .collect()
+        crate::parallel::map(
+            items,
+            self.config.jobs,
+            |(p, solution, sample)| self.grade(p, solution, *sample),
+            |r| progress(r),
+        )
     }
 }
 

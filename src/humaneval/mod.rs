@@ -14,6 +14,7 @@
 //! and renames it into `$HRL_HOME/humaneval/HumanEval.jsonl.gz`. Idempotent.
 
 pub mod grader;
+pub mod solutions;
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read};

@@ -21,8 +21,6 @@
 //! the reference runner records a single -2 instead).
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -399,31 +397,12 @@ impl Grader {
         items: &[(&Problem, &str, usize)],
         progress: &(dyn Fn(&Result<SampleResult, LcbError>) + Sync),
     ) -> Vec<Result<SampleResult, LcbError>> {
-        let next = AtomicUsize::new(0);
-        let slots: Mutex<Vec<Option<Result<SampleResult, LcbError>>>> =
-            Mutex::new((0..items.len()).map(|_| None).collect());
-        let workers = self.config.jobs.clamp(1, items.len().max(1));
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((p, code, sample)) = items.get(i) else {
-                            break;
-                        };
-                        let r = self.grade(p, code, *sample);
-                        progress(&r);
-                        slots.lock().expect("no panics while holding")[i] = Some(r);
-                    }
-                });
-            }
-        });
-        slots
-            .into_inner()
-            .expect("no panics while holding")
-            .into_iter()
-            .map(|r| r.expect("every item graded"))
-            .collect()
+        crate::parallel::map(
+            items,
+            self.config.jobs,
+            |(p, code, sample)| self.grade(p, code, *sample),
+            |r| progress(r),
+        )
     }
 }
 

@@ -14,6 +14,7 @@ pub mod grader;
 pub mod loader;
 pub mod pickle;
 pub mod prompt;
+pub mod solutions;
 pub mod split;
 
 use std::fmt;
@@ -26,8 +27,8 @@ pub use grader::{GradeConfig, Grader, SampleResult, Semantics, TestCode, Timeout
 pub use loader::{BadRow, Dataset, LoadOptions, load_dir};
 pub use split::{Split, SplitSpec};
 
-/// Errors of the lcb module. [`LcbError::is_input_error`] tells the binary which are
-/// the user's input (exit code 2) and which are runtime failures (exit code 1).
+/// Errors of the lcb module (classified by [`crate::error::Classify`]: the user's input,
+/// exit code 2, or a runtime failure, exit code 1).
 #[derive(Debug, thiserror::Error)]
 pub enum LcbError {
     #[error("{path}: {source}")]
@@ -61,13 +62,6 @@ pub enum LcbError {
     },
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
-}
-
-impl LcbError {
-    /// `true` for errors in what the user gave us (files, tags, dates, solutions).
-    pub fn is_input_error(&self) -> bool {
-        crate::error::Classify::kind(self) == crate::error::ErrorKind::Usage
-    }
 }
 
 impl crate::error::Classify for LcbError {

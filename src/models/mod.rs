@@ -140,14 +140,6 @@ pub enum ModelError {
     },
 }
 
-impl ModelError {
-    /// True when the error is the caller's (a bad name or path, a corrupt file) rather
-    /// than a runtime failure (network, disk).
-    pub fn is_invalid_input(&self) -> bool {
-        crate::error::Classify::kind(self) == crate::error::ErrorKind::Usage
-    }
-}
-
 impl crate::error::Classify for ModelError {
     fn kind(&self) -> crate::error::ErrorKind {
         use crate::error::ErrorKind::{Runtime, Usage};

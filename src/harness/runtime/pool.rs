@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+
 use std::time::{Duration, Instant};
 
 use crate::executor::{Executor, ExecutorRef};
@@ -112,30 +112,17 @@ pub fn run(
             0.0
         },
     });
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Rollout)>();
-    let workers = config.concurrency.min(todo.len());
     let mut sink_error = None;
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (rt, todo, next, slots) = (&rt, &todo, &next, &slots);
-            s.spawn(move || {
-                let _reg = rt.dispatcher.enter();
-                loop {
-                    let j = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&k) = todo.get(j) else { break };
-                    let (i, sample) = slots[k];
-                    let r = rt.rollout(&items[i], sample);
-                    if tx.send((k, r)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut finished = reused;
-        for (k, r) in rx {
+    let mut finished = reused;
+    crate::parallel::for_each(
+        todo.len(),
+        config.concurrency,
+        || rt.dispatcher.enter(),
+        |j| {
+            let (i, sample) = slots[todo[j]];
+            rt.rollout(&items[i], sample)
+        },
+        |j, r| {
             if sink_error.is_none()
                 && let Err(e) = sink(&r)
             {
@@ -143,14 +130,14 @@ pub fn run(
             }
             finished += 1;
             score_sum += r.score;
-            out[k] = Some(r);
+            out[todo[j]] = Some(r);
             progress(Progress {
                 done: finished,
                 total,
                 mean_score: score_sum / finished as f64,
             });
-        }
-    });
+        },
+    );
     if let Some(e) = sink_error {
         return Err(RunError::Io(e));
     }
