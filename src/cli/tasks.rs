@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use harness_rl::families::{self, Family, Instance, Level, ScoreMode};
+use harness_rl::families::{self, Family, Level, ScoreMode};
 use serde_json::{Value, json};
 
 use super::UsageError;
@@ -253,31 +253,6 @@ fn gen_cmd(a: GenArgs) -> Result<()> {
     Ok(())
 }
 
-/// Score one JSONL line; `Err` carries a message for the line's warning.
-fn score_line(line: &str, mode: ScoreMode) -> std::result::Result<Value, String> {
-    let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(line) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => return Err("not a JSON object".into()),
-        Err(e) => return Err(format!("invalid JSON: {e}")),
-    };
-    let response = match obj.get("response") {
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err("`response` is not a string".into()),
-        None => return Err("missing `response`".into()),
-    };
-    let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
-        .map_err(|e| format!("not an instance: {e}"))?;
-    let fam = families::get(&inst.family).map_err(|e| e.to_string())?;
-    Level::new(inst.level).map_err(|e| format!("`level`: {e}"))?;
-    let scored = families::score_response(fam, &inst, &response, mode);
-    obj.insert("score".into(), json!(scored.score));
-    obj.insert("extracted".into(), json!(scored.extracted));
-    if mode == ScoreMode::Lenient {
-        obj.insert("score_mode".into(), json!("lenient"));
-    }
-    Ok(Value::Object(obj))
-}
-
 fn score(a: ScoreArgs) -> Result<()> {
     let mode = if a.lenient {
         ScoreMode::Lenient
@@ -302,7 +277,11 @@ fn score(a: ScoreArgs) -> Result<()> {
             continue;
         }
         let n = line.number;
-        match line.text.into_result().and_then(|t| score_line(&t, mode)) {
+        match line
+            .text
+            .into_result()
+            .and_then(|t| families::score_line(&t, mode))
+        {
             Ok(v) => {
                 total += v["score"].as_f64().unwrap_or(0.0);
                 ok += 1;

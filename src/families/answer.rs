@@ -9,7 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Family, Instance};
+use serde_json::{Value, json};
+
+use super::{Family, Instance, Level};
 
 const OPEN: &str = "<answer>";
 const CLOSE: &str = "</answer>";
@@ -103,9 +105,87 @@ pub fn score_response(
     Scored { score, extracted }
 }
 
+/// Score one line of `hrl tasks score` input: an instance as `hrl tasks gen` writes
+/// it plus a `response` string. The line comes back with `score` and `extracted` (and
+/// `"score_mode": "lenient"` in lenient mode); `Err` says what is wrong with the line
+/// (not JSON, not an object, no `response` string, not an instance, an unknown family,
+/// a level outside 1..=5).
+pub fn score_line(line: &str, mode: ScoreMode) -> Result<Value, String> {
+    let mut obj: serde_json::Map<String, Value> = match serde_json::from_str(line) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Err("not a JSON object".into()),
+        Err(e) => return Err(format!("invalid JSON: {e}")),
+    };
+    let response = match obj.get("response") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err("`response` is not a string".into()),
+        None => return Err("missing `response`".into()),
+    };
+    let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
+        .map_err(|e| format!("not an instance: {e}"))?;
+    let fam = super::get(&inst.family).map_err(|e| e.to_string())?;
+    Level::new(inst.level).map_err(|e| format!("`level`: {e}"))?;
+    let scored = score_response(fam, &inst, &response, mode);
+    obj.insert("score".into(), json!(scored.score));
+    obj.insert("extracted".into(), json!(scored.extracted));
+    if mode == ScoreMode::Lenient {
+        obj.insert("score_mode".into(), json!("lenient"));
+    }
+    Ok(Value::Object(obj))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn score_line_scores_gold_and_names_what_is_wrong() {
+        let inst = super::super::InstanceStream::new(
+            super::super::get("gcd").unwrap(),
+            Level::new(1).unwrap(),
+            3,
+        )
+        .instance(0);
+        let mut v = serde_json::to_value(&inst).unwrap();
+        v["response"] = json!(format!("<answer>{}</answer>", inst.answer));
+        let out = score_line(&v.to_string(), ScoreMode::Strict).unwrap();
+        assert_eq!(out["score"], json!(1.0));
+        assert_eq!(out["extracted"], json!(inst.answer));
+        assert!(out.get("score_mode").is_none());
+        v["response"] = json!(inst.answer.clone());
+        let strict = score_line(&v.to_string(), ScoreMode::Strict).unwrap();
+        assert_eq!(strict["score"], json!(0.0));
+        let lenient = score_line(&v.to_string(), ScoreMode::Lenient).unwrap();
+        assert_eq!(
+            (lenient["score"].clone(), lenient["score_mode"].clone()),
+            (json!(1.0), json!("lenient"))
+        );
+        let mut bad = v.clone();
+        bad["level"] = json!(9);
+        assert!(
+            score_line(&bad.to_string(), ScoreMode::Strict)
+                .unwrap_err()
+                .contains("`level`")
+        );
+        let mut bad = v.clone();
+        bad["family"] = json!("no_such_family");
+        assert!(score_line(&bad.to_string(), ScoreMode::Strict).is_err());
+        let mut bad = v.clone();
+        bad["response"] = json!(3);
+        assert_eq!(
+            score_line(&bad.to_string(), ScoreMode::Strict).unwrap_err(),
+            "`response` is not a string"
+        );
+        assert_eq!(
+            score_line("[1]", ScoreMode::Strict).unwrap_err(),
+            "not a JSON object"
+        );
+        assert!(
+            score_line("{", ScoreMode::Strict)
+                .unwrap_err()
+                .starts_with("invalid JSON")
+        );
+    }
 
     #[test]
     fn last_complete_tag_wins() {

@@ -45,7 +45,7 @@ use rand_chacha::rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use answer::{ScoreMode, Scored, extract_answer, score_response};
+pub use answer::{ScoreMode, Scored, extract_answer, score_line, score_response};
 pub use kit::variant::Variant;
 
 /// Lowest and highest difficulty level every family supports.
