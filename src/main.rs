@@ -119,3 +119,14 @@ fn main() -> ExitCode {
     }
     ExitCode::from(code)
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks (every `conflicts_with` names a real flag, no id
+    /// is declared twice by flattened structs, ...), which release builds skip.
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,5 +1,6 @@
-//! Exit codes of `hrl`: the documented table and the one exhaustive match that maps an
-//! outcome to its code.
+//! Exit codes of `hrl`: the documented table, the one exhaustive match that maps an
+//! outcome to its code, and the list of the library's error types (each classified by
+//! `harness_rl::error::Classify`) that decides which library error a failure is.
 //!
 //! | code | meaning |
 //! | --- | --- |
@@ -7,11 +8,63 @@
 //! | 1 | runtime failure: the request was valid but running it failed (I/O, a dead server, a missing isolation layer, a solution that could not be graded); also `hrl compare --fail-if-worse DELTA` when B is worse than A by more than DELTA with confidence (the gate failed) |
 //! | 2 | invalid usage or input: bad flags (clap's own usage errors use 2 as well), an unknown family or model, a malformed input file, a corrupt model file, two runs `hrl compare` cannot pair (the message names the field that differs) |
 
+use std::error::Error as StdError;
 use std::io;
 
-use harness_rl::error::{ErrorKind, classify};
+use harness_rl::error::ErrorKind;
 
 use super::{GateFailed, UsageError};
+
+macro_rules! classified_types {
+    ($($ty:path),* $(,)?) => {
+        /// The kind of the first library error found in `err`'s chain of causes
+        /// (`err` itself first), or `None` when no cause is a library error.
+        pub fn classify(err: &(dyn StdError + 'static)) -> Option<ErrorKind> {
+            let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+            while let Some(e) = cur {
+                $(
+                    if let Some(x) = e.downcast_ref::<$ty>() {
+                        return Some(harness_rl::error::Classify::kind(x));
+                    }
+                )*
+                cur = e.source();
+            }
+            None
+        }
+
+        /// The type names [`classify`] recognises (checked by a test against `src/`).
+        #[cfg(test)]
+        pub const CLASSIFIED: &[&str] = &[$(stringify!($ty)),*];
+    };
+}
+
+classified_types!(
+    harness_rl::families::FamilyError,
+    harness_rl::families::kit::template::TemplateError,
+    harness_rl::families::kit::variant::VariantParseError,
+    harness_rl::families::splits::SplitError,
+    harness_rl::lcb::LcbError,
+    harness_rl::humaneval::HumanEvalError,
+    harness_rl::lcb::pickle::PickleError,
+    harness_rl::lcb::loader::PrivateTestsError,
+    harness_rl::sandbox::SandboxError,
+    harness_rl::executor::ExecutorError,
+    harness_rl::executor::cache::CacheError,
+    harness_rl::executor::prompts::PromptFileError,
+    harness_rl::models::ModelError,
+    harness_rl::models::gguf::GgufError,
+    harness_rl::models::zip::ZipError,
+    harness_rl::serve::ServeError,
+    harness_rl::task::TaskError,
+    harness_rl::harness::HarnessError,
+    harness_rl::harness::runtime::RunError,
+    harness_rl::proposer::ProposerError,
+    harness_rl::eval::EvalError,
+    harness_rl::train::TrainError,
+    harness_rl::report::ReportError,
+    harness_rl::shard::ShardError,
+    harness_rl::reward::RewardError,
+);
 
 pub const SUCCESS: u8 = 0;
 pub const RUNTIME_FAILURE: u8 = 1;
@@ -67,6 +120,64 @@ pub fn outcome_of(err: &anyhow::Error) -> Outcome {
 mod tests {
     use super::*;
     use harness_rl::families::FamilyError;
+    use std::path::Path;
+
+    /// Every `pub enum XxxError` / `pub struct XxxError` under `src/` (outside the
+    /// binary's `cli/`) must be in [`CLASSIFIED`].
+    #[test]
+    fn every_public_error_type_is_classified() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut missing = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if path != root.join("cli") {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for line in text.lines() {
+                    let l = line.trim_start();
+                    let rest = l
+                        .strip_prefix("pub enum ")
+                        .or_else(|| l.strip_prefix("pub struct "));
+                    let Some(rest) = rest else { continue };
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if name.ends_with("Error")
+                        && !CLASSIFIED.iter().any(|t| t.ends_with(&format!("::{name}")))
+                    {
+                        missing.push(format!("{name} ({})", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "error types not listed in exit_codes::classified_types!: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn classify_walks_the_cause_chain() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] harness_rl::families::FamilyError);
+        let e = Outer(harness_rl::families::FamilyError::ZeroCount);
+        assert_eq!(classify(&e), Some(ErrorKind::Usage));
+        let io = std::io::Error::other("x");
+        assert_eq!(classify(&io), None);
+        let s = harness_rl::sandbox::SandboxError::IsolationUnavailable("bwrap".into());
+        assert_eq!(classify(&s), Some(ErrorKind::Runtime));
+    }
 
     #[test]
     fn codes() {
