@@ -19,6 +19,7 @@ pub mod lcb;
 pub mod models;
 pub mod parallel;
 pub mod proposer;
+pub mod records;
 pub mod report;
 pub mod reward;
 pub mod sandbox;

@@ -59,6 +59,7 @@ classified_types!(
     harness_rl::harness::HarnessError,
     harness_rl::harness::runtime::RunError,
     harness_rl::proposer::ProposerError,
+    harness_rl::records::RecordsError,
     harness_rl::eval::EvalError,
     harness_rl::train::TrainError,
     harness_rl::report::ReportError,

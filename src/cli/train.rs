@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use harness_rl::eval::suite::Suite;
+use harness_rl::records::train::TrainStep;
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
-use harness_rl::train::trainer::{self, StepLog};
+use harness_rl::train::trainer;
 
 use super::engine_args::EngineArgs;
 
@@ -88,7 +89,7 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
 pub fn run(a: TrainArgs) -> Result<()> {
     let s = settings(&a)?;
     let json = a.json;
-    let progress = |l: &StepLog| {
+    let progress = |l: &TrainStep| {
         if json {
             println!("{}", serde_json::to_string(l).unwrap_or_default());
         } else {

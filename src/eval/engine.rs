@@ -28,7 +28,6 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::EvalError;
-use super::run_dir::Appender;
 use super::sets::{SetName, TaskSets};
 use crate::executor::{Executor, ExecutorRef};
 use crate::harness::Harness;
@@ -36,6 +35,7 @@ use crate::harness::dispatch::{BatchStats, DispatchConfig, Dispatcher, Registrat
 use crate::harness::rollout::Rollout;
 use crate::harness::runtime::{self, RunConfig, Runtime};
 use crate::harness::tools::ToolPool;
+use crate::records::run_dir::Appender;
 use crate::sandbox::Sandbox;
 
 /// Wall time with nothing in flight.

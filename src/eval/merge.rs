@@ -26,12 +26,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::config::EvalConfig;
-use super::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
-use super::run_dir::{self, RunDir};
 use super::summary::{self, RunStats, Summary};
 use super::{ArmOutcome, EvalError, INVOCATION, read_json};
 use crate::harness::rollout::Rollout;
 use crate::harness::run::{RUN_SHARD, RunShardRecord, RunSummary};
+use crate::records::run_dir::{self, RunDir};
+use crate::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
 use crate::shard::Shard;
 
 /// The record of a merge (`merge.json` in the merged directory).
@@ -489,7 +489,7 @@ fn write_lines<T: Serialize>(path: &Path, recs: &[T]) -> Result<(), EvalError> {
         );
         text.push('\n');
     }
-    run_dir::write_text(path, &text)
+    Ok(run_dir::write_text(path, &text)?)
 }
 
 fn copy_harnesses(from: &Path, to: &Path) -> Result<(), EvalError> {

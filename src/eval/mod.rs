@@ -11,7 +11,6 @@
 //! - [`engine`]: one rollout queue and executor batch for everything in flight, the
 //!   (task, set, harness) memo, resume from logged rollouts.
 //! - [`rounds`]: one trajectory (task × harness sample): the K-round loop.
-//! - [`records`], [`run_dir`]: the JSON-lines records and the directory layout.
 //! - [`summary`]: metrics from the records alone, and the Markdown report.
 //!
 //! Entry points: [`run`] (open the executor from the settings) and [`run_with`] (an
@@ -23,9 +22,7 @@ pub mod config;
 pub mod engine;
 pub mod merge;
 pub mod prepare;
-pub mod records;
 pub mod rounds;
-pub mod run_dir;
 pub mod sets;
 pub mod suite;
 pub mod summary;
@@ -38,9 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use self::config::{EvalConfig, EvalSettings};
 use self::engine::{ArmLog, Engine};
-use self::records::{CandidateRecord, ProposalRecord, RoundRecord};
 use self::rounds::{Arm, Prior, Shared};
-use self::run_dir::RunDir;
 use self::summary::{RunStats, Summary};
 use crate::executor::cache::CachedExecutor;
 use crate::executor::spec::OpenOptions;
@@ -49,6 +44,8 @@ use crate::harness::report::ReportOptions;
 use crate::harness::rollout::Rollout;
 use crate::harness::{HarnessError, runtime};
 use crate::proposer::{self, OpenContext, ProposerError, ProposerSpec, SharedExecutor};
+use crate::records::run_dir::RunDir;
+use crate::records::{self, CandidateRecord, ProposalRecord, RoundRecord, run_dir};
 use crate::sandbox::{Sandbox, SandboxError};
 use crate::task::TaskError;
 
@@ -98,6 +95,16 @@ impl crate::error::Classify for EvalError {
             EvalError::Sandbox(e) => e.kind(),
             EvalError::Harness(e) => e.kind(),
             EvalError::Task(e) => e.kind(),
+        }
+    }
+}
+
+impl From<records::RecordsError> for EvalError {
+    fn from(e: records::RecordsError) -> Self {
+        match e {
+            records::RecordsError::Usage(m) => EvalError::Usage(m),
+            records::RecordsError::Io(m) => EvalError::Io(m),
+            records::RecordsError::Damaged(m) => EvalError::Records(m),
         }
     }
 }
@@ -395,7 +402,7 @@ fn write_invocation(settings: &EvalSettings, resume: bool) -> Result<(), EvalErr
             settings.out.display()
         )));
     }
-    run_dir::write_json(&inv, settings)
+    Ok(run_dir::write_json(&inv, settings)?)
 }
 
 /// Every proposer's run directory opened: its config written (or checked against the

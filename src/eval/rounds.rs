@@ -28,11 +28,6 @@ use sha2::{Digest, Sha256};
 use super::EvalError;
 use super::engine::{ArmLog, Engine, ScoreStats, SetResult};
 use super::prepare::EvalTask;
-use super::records::{
-    CandidateRecord, CandidateStatus, DevBatch, ProposalRecord, ProposedCandidate, RECORD_SCHEMA,
-    RoundRecord, SetScore,
-};
-use super::run_dir::{Appender, RunDir};
 use super::sets::SetName;
 use super::suite::Selection;
 use crate::harness::Harness;
@@ -41,6 +36,11 @@ use crate::harness::report::{ExecutionReport, ReportOptions};
 use crate::harness::rollout::Rollout;
 use crate::proposer::{
     HistoryCandidate, HistoryEntry, ProposalRequest, Proposer, Revision, TokenUse,
+};
+use crate::records::run_dir::{Appender, RunDir};
+use crate::records::{
+    CandidateRecord, CandidateStatus, DevBatch, ProposalRecord, ProposedCandidate, RECORD_SCHEMA,
+    RoundRecord, SetScore,
 };
 
 /// Records of an earlier run in the same directory (for resuming).

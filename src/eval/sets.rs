@@ -32,34 +32,7 @@ use crate::task::spec::{GradingSetup, TaskSpec};
 /// Index distance between the sets of a family task.
 pub const SET_STRIDE: u64 = 1_000_000;
 
-/// The three sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SetName {
-    Feedback,
-    Dev,
-    Test,
-}
-
-impl SetName {
-    pub const ALL: [SetName; 3] = [SetName::Feedback, SetName::Dev, SetName::Test];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SetName::Feedback => "feedback",
-            SetName::Dev => "dev",
-            SetName::Test => "test",
-        }
-    }
-
-    fn index(self) -> u64 {
-        match self {
-            SetName::Feedback => 0,
-            SetName::Dev => 1,
-            SetName::Test => 2,
-        }
-    }
-}
+pub use crate::records::SetName;
 
 /// A task's items, per set.
 #[derive(Debug, Clone)]

@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::config::EvalConfig;
-use super::records::{CandidateRecord, CandidateStatus, RoundRecord};
 use super::suite::SetSizes;
+use crate::records::{CandidateRecord, CandidateStatus, RoundRecord};
 use crate::stats::{self, HierEstimate};
 
 /// Version of `summary.json`.

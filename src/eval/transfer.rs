@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 use super::config::{EvalSettings, Overrides, SuiteRef};
 use super::suite::{Suite, TaskSource, Transfer, TransferKind};
 use super::summary::{self, Summary};
-use super::{ArmOutcome, Backend, EvalError, Progress, read_json, run_dir};
+use super::{ArmOutcome, Backend, EvalError, Progress, read_json};
 use crate::proposer::{self, ProposerSpec};
+use crate::records::run_dir;
 use crate::sandbox::Sandbox;
 use crate::shard::Shard;
 
@@ -409,7 +410,7 @@ fn prepare(ts: &TransferSettings, resume: bool) -> Result<(), EvalError> {
         }
     }
     std::fs::create_dir_all(&out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
-    run_dir::write_json(&p, &ts.index)
+    Ok(run_dir::write_json(&p, &ts.index)?)
 }
 
 fn finish(

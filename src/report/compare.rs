@@ -40,7 +40,7 @@ use sha2::{Digest, Sha256};
 use super::ReportError;
 use super::run_data::{self, EvalData};
 use crate::eval::config::EvalConfig;
-use crate::eval::records::RoundRecord;
+use crate::records::RoundRecord;
 use crate::stats::{self, FlipUnit, HierEstimate, SignFlipTest};
 
 /// Version of the comparison's JSON.
@@ -332,7 +332,7 @@ fn scores(
             if rec.test.scores.len() != t.set_ids.test.len() {
                 return Err(ReportError::Input(format!(
                     "{}: task {id} sample {m} round {round} has {} test scores for {} test instances",
-                    dir.join(crate::eval::run_dir::ROUNDS).display(),
+                    dir.join(crate::records::run_dir::ROUNDS).display(),
                     rec.test.scores.len(),
                     t.set_ids.test.len()
                 )));
@@ -363,7 +363,7 @@ fn load_eval(dir: &Path, side: &str) -> Result<EvalData, ReportError> {
         ReportError::Input(format!(
             "{side}: {}: not an evaluation run directory (no {})",
             dir.display(),
-            crate::eval::run_dir::CONFIG
+            crate::records::run_dir::CONFIG
         ))
     })
 }

@@ -7,7 +7,7 @@
 //! same directory gives byte-identical files). So a report renders on a machine with
 //! no model installed, and re-renders after the fact.
 //!
-//! - [`run_data`]: reading a run directory ([`RunData`]); [`train_log`]: `train.jsonl`.
+//! - [`run_data`]: reading a run directory ([`RunData`]) through `crate::records`.
 //! - [`model`]: the report model ([`Report`]): per task, per family and per split-role
 //!   metrics with hierarchical intervals (via [`crate::eval::summary`]), the harness
 //!   points of the Pareto view, the training log.
@@ -24,7 +24,6 @@ pub mod export;
 pub mod model;
 pub mod plots;
 pub mod run_data;
-pub mod train_log;
 pub mod trajectories;
 
 use std::path::Path;
@@ -115,4 +114,10 @@ pub fn write(
     put(out, &rendered.text)?;
     written.push(out.to_path_buf());
     Ok(written)
+}
+
+impl From<crate::records::RecordsError> for ReportError {
+    fn from(e: crate::records::RecordsError) -> Self {
+        ReportError::Eval(e.into())
+    }
 }

@@ -26,10 +26,10 @@ use serde::Serialize;
 use super::ReportError;
 use super::plots::{self, Plot};
 use super::run_data::{EvalData, HarnessText, RunData};
-use super::train_log::TrainStep;
 use super::trajectories::{self, Trajectory};
 use crate::eval::suite::TaskSource;
 use crate::eval::summary::{self, Metrics, RunStats, Summary};
+use crate::records::train::TrainStep;
 
 /// Version of the report model (the JSON export's `schema`).
 pub const REPORT_SCHEMA: u32 = 1;

@@ -439,7 +439,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_desc("rate")
             .draw()?;
-        type Getter = fn(&super::train_log::TrainStep) -> Option<f64>;
+        type Getter = fn(&crate::records::train::TrainStep) -> Option<f64>;
         let series: [(&str, Getter); 4] = [
             ("invalid rate", |s| Some(s.invalid_rate)),
             ("valid rate", |s| Some(s.valid_rate)),

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::ReportError;
-use super::train_log::{self, TrainStep};
 use crate::eval::config::EvalConfig;
-use crate::eval::records::{self, CandidateRecord, RoundRecord};
-use crate::eval::run_dir;
 use crate::eval::summary::{RunStats, Summary};
+use crate::records::run_dir;
+use crate::records::train::{self as train_log, TrainStep};
+use crate::records::{self, CandidateRecord, RoundRecord};
 
 /// A harness file of the run directory, as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -151,7 +151,7 @@ pub fn load(dir: &Path) -> Result<RunData, ReportError> {
         )));
     }
     let eval = read_eval(dir)?;
-    let train = train_log::read(&dir.join(train_log::TRAIN_LOG))?;
+    let train = train_log::read_train_log(&dir.join(train_log::TRAIN_LOG))?;
     if eval.is_none() && train.is_none() {
         let arms = run_dirs_inside(dir);
         if !arms.is_empty() {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::run_data::{EvalData, HarnessText};
-use crate::eval::records::{CandidateRecord, CandidateStatus, RoundRecord};
 use crate::proposer::TokenUse;
+use crate::records::{CandidateRecord, CandidateStatus, RoundRecord};
 
 /// Context lines around each change of a diff.
 const DIFF_CONTEXT: usize = 3;

@@ -70,3 +70,9 @@ pub fn resolve(suite: &Suite, overrides: &Overrides) -> Result<EvalSettings, Rew
     };
     Ok(EvalSettings::resolve(suite, &o)?)
 }
+
+impl From<crate::records::RecordsError> for RewardError {
+    fn from(e: crate::records::RecordsError) -> Self {
+        RewardError::Eval(e.into())
+    }
+}

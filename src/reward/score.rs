@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 use super::RewardError;
 use super::context::Built;
 use crate::eval::engine::{ArmLog, Engine};
-use crate::eval::run_dir::{Appender, RunDir};
 use crate::eval::sets::SetName;
 use crate::harness::rollout::FailureClass;
 use crate::harness::{Harness, HarnessKind};
 use crate::proposer::{RevisionForm, parse};
+use crate::records::run_dir::{Appender, RunDir};
 
 /// How the parts become one reward.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use super::RewardError;
 use super::context::{self, Built};
 use super::score::{RewardConfig, Scorer};
+use crate::eval::Backend;
 use crate::eval::config::EvalSettings;
 use crate::eval::engine::{ArmLog, Engine};
 use crate::eval::prepare::PreparedTasks;
-use crate::eval::run_dir::{self, Appender, RunDir};
-use crate::eval::{Backend, records};
 use crate::harness::rollout::Rollout;
 use crate::proposer::template::Template;
+use crate::records;
+use crate::records::run_dir::{self, Appender, RunDir};
 use crate::sandbox::Sandbox;
 
 /// The file of scored completions in a server's output directory.

@@ -65,3 +65,9 @@ impl crate::error::Classify for TrainError {
 pub fn register() -> bool {
     crate::proposer::register_policy_opener(proposer::opener)
 }
+
+impl From<crate::records::RecordsError> for TrainError {
+    fn from(e: crate::records::RecordsError) -> Self {
+        TrainError::Eval(e.into())
+    }
+}

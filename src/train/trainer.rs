@@ -27,7 +27,7 @@
 //! is scored on the task's **test** set; the mean over held-out tasks is reported.
 //!
 //! Outputs in the output directory: `train.jsonl` (one flushed line per step, fields
-//! [`StepLog`]), `trajectories.jsonl` (every revision: context, edits, reward parts,
+//! [`TrainStep`]), `trajectories.jsonl` (every revision: context, edits, reward parts,
 //! advantage; [`TrajectoryRecord`]), `heldout.jsonl` (per held-out task and
 //! measured step), `ckpt-<step>.json` every `checkpoint_every` steps and `last.json`
 //! after every step, `train-config.json` (the settings), `rollouts.jsonl` and
@@ -58,87 +58,27 @@ use super::policy::{
 };
 use crate::eval::engine::{ArmLog, Engine};
 use crate::eval::prepare::prepare_tasks;
-use crate::eval::run_dir::{self, RunDir};
 use crate::eval::sets::SetName;
 use crate::eval::{Backend, EvalError};
 use crate::harness::Harness;
-use crate::harness::edit::{Edit, EditContext};
+use crate::harness::edit::EditContext;
 use crate::harness::report::{ExecutionReport, ReportOptions};
 use crate::harness::rollout::Rollout;
+use crate::records::run_dir::{self, RunDir};
+use crate::records::train::{
+    HELDOUT, HeldoutRecord, TRAIN_LOG, TRAJECTORIES, TrainStep, TrajectoryRecord,
+};
 use crate::sandbox::Sandbox;
 use crate::task::ItemKind;
-
-/// `train.jsonl`: one line per step, exactly these fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepLog {
-    pub step: u64,
-    pub reward_mean: f64,
-    pub reward_std: f64,
-    /// `null` when not measured this step.
-    pub heldout_score: Option<f64>,
-    /// Mean policy entropy per sampled action (nats).
-    pub entropy: f64,
-    pub invalid_rate: f64,
-    pub valid_rate: f64,
-    /// Set evaluations answered by the reward memo / computed, this step.
-    pub memo_hits: u64,
-    pub memo_misses: u64,
-    /// Executor calls answered by the completion cache / not, this step (0 without a
-    /// cache).
-    pub cache_hits: u64,
-    pub cache_misses: u64,
-    pub wall_s: f64,
-}
-
-/// `trajectories.jsonl`: one line per sampled revision (the trajectory export).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrajectoryRecord {
-    pub step: u64,
-    /// `s<step>/c<context>/r<round>`.
-    pub context: String,
-    pub task: String,
-    pub round: u32,
-    pub candidate: usize,
-    /// The parent harness's hash.
-    pub parent: String,
-    pub edits: Vec<Edit>,
-    /// Policy action names, `stop` included when sampled.
-    pub actions: Vec<String>,
-    /// The revised harness's hash (`null` when invalid).
-    pub harness: Option<String>,
-    pub valid: bool,
-    pub invalid_reason: Option<String>,
-    /// Mean dev score of the revision (`null` when invalid).
-    pub dev_score: Option<f64>,
-    pub parent_dev_score: f64,
-    pub validity_bonus: f64,
-    pub reward: f64,
-    pub advantage: f64,
-}
-
-/// `heldout.jsonl`: one line per held-out task and measured step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeldoutRecord {
-    pub step: u64,
-    pub task: String,
-    pub edits: Vec<Edit>,
-    pub harness: Option<String>,
-    pub test_score: f64,
-    pub seed_test_score: f64,
-}
 
 /// What a training run ended with.
 #[derive(Debug, Clone)]
 pub struct TrainOutcome {
     pub steps: u64,
-    pub last: Vec<StepLog>,
+    pub last: Vec<TrainStep>,
     pub checkpoint: std::path::PathBuf,
 }
 
-pub const TRAIN_LOG: &str = "train.jsonl";
-pub const TRAJECTORIES: &str = "trajectories.jsonl";
-pub const HELDOUT: &str = "heldout.jsonl";
 pub const LAST: &str = "last.json";
 pub const CONFIG: &str = "train-config.json";
 
@@ -173,7 +113,7 @@ pub fn batch_tasks(seed: u64, step: u64, batch: usize, n_tasks: usize) -> Vec<us
 
 fn read_lines<T: for<'de> Deserialize<'de>>(p: &Path) -> Result<Vec<T>, TrainError> {
     // A torn last line (a killed run) is dropped; any other bad line is an error.
-    Ok(crate::eval::records::read(p)?)
+    Ok(crate::records::read(p)?)
 }
 
 /// Keep only the lines whose `step` is at most `step` (a resumed run's logs).
@@ -270,7 +210,7 @@ pub fn write_uniform(settings: &TrainSettings) -> Result<TrainOutcome, TrainErro
 pub fn run(
     settings: &TrainSettings,
     resume: bool,
-    progress: &(dyn Fn(&StepLog) + Sync),
+    progress: &(dyn Fn(&TrainStep) + Sync),
 ) -> Result<TrainOutcome, TrainError> {
     if settings.train.steps == 0 && !resume {
         return write_uniform(settings);
@@ -313,7 +253,7 @@ pub fn run_with(
     backend: &Backend,
     sandbox: &Sandbox,
     resume: bool,
-    progress: &(dyn Fn(&StepLog) + Sync),
+    progress: &(dyn Fn(&TrainStep) + Sync),
 ) -> Result<TrainOutcome, TrainError> {
     let t = &settings.train;
     let es = settings.eval_settings();
@@ -395,7 +335,7 @@ pub fn run_with(
     let n_train = t.train.len();
     let heldout: Vec<usize> = (n_train..settings.tasks.len()).collect();
     let done: HashMap<String, Rollout> =
-        crate::eval::records::read::<Rollout>(&dir.file(run_dir::ROLLOUTS))?
+        crate::records::read::<Rollout>(&dir.file(run_dir::ROLLOUTS))?
             .into_iter()
             .map(|r| (r.key(), r))
             .collect();
@@ -613,7 +553,7 @@ pub fn run_with(
                     .as_ref()
                     .map(|c| (c.counters().hits(), c.counters().misses()))
                     .unwrap_or((0, 0));
-                let line = StepLog {
+                let line = TrainStep {
                     step,
                     reward_mean: rm,
                     reward_std: rsd,
@@ -729,7 +669,7 @@ fn heldout_eval(
 }
 
 /// Read a run's `train.jsonl`.
-pub fn read_train_log(dir: &Path) -> Result<Vec<StepLog>, TrainError> {
+pub fn read_train_log(dir: &Path) -> Result<Vec<TrainStep>, TrainError> {
     read_lines(&dir.join(TRAIN_LOG))
 }
 

@@ -211,7 +211,7 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
     // Every rollout came from the model (the cache was empty), every candidate is
     // recorded with its raw output, and the report exists.
     let rollouts: Vec<harness_rl::harness::rollout::Rollout> =
-        harness_rl::eval::records::read(&out.join("rollouts.jsonl")).unwrap();
+        harness_rl::records::read(&out.join("rollouts.jsonl")).unwrap();
     assert!(!rollouts.is_empty());
     assert!(rollouts.iter().all(|r| r.calls.iter().all(|c| !c.cached)));
     let cs = candidates(&out);

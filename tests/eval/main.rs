@@ -18,10 +18,10 @@ mod util;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use harness_rl::eval::records::CandidateStatus;
 use harness_rl::eval::rounds::round_seed;
 use harness_rl::eval::summary::comparable_part;
 use harness_rl::proposer::{Proposer, ProposerSpec, candidate_seed};
+use harness_rl::records::CandidateStatus;
 use sim::{PROSE, marked};
 use util::*;
 
@@ -652,8 +652,8 @@ fn policy_checkpoints_need_the_trainer() {
 #[test]
 fn a_bounded_memo_drops_the_oldest_evaluation_and_computes_it_again() {
     use harness_rl::eval::engine::{ArmLog, Engine};
-    use harness_rl::eval::run_dir::Appender;
     use harness_rl::eval::sets::{self, SetName};
+    use harness_rl::records::run_dir::Appender;
     use harness_rl::task::spec::GradingSetup;
     use std::collections::HashMap;
     use std::sync::atomic::Ordering;

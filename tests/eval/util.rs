@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use harness_rl::eval::config::{CacheChoice, EngineOverrides, EvalSettings, Overrides};
-use harness_rl::eval::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
 use harness_rl::eval::suite::Suite;
 use harness_rl::eval::{self, ArmOutcome, Backend};
 use harness_rl::harness::{Harness, TextFormat};
@@ -15,6 +14,7 @@ use harness_rl::proposer::{
     Candidate, Proposal, ProposalRequest, Proposer, ProposerError, ProposerIdentity, Revision,
     RevisionForm, TokenUse,
 };
+use harness_rl::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
 
 use super::sim::{self, SimModel, SimulatedExecutor};
 

@@ -189,7 +189,7 @@ fn incomplete_and_missing_runs_are_refused() {
     synth_run(&b, &shape, &scores);
     // Drop B's last round record of the last trajectory.
     let p = b.join("rounds.jsonl");
-    let mut rows: Vec<harness_rl::eval::records::RoundRecord> = read_lines(&p);
+    let mut rows: Vec<harness_rl::records::RoundRecord> = read_lines(&p);
     let gone = rows.pop().unwrap();
     write_lines(&p, &rows);
     let out = compare(home.path(), &a, &b, &[]).code(2);

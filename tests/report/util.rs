@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use harness_rl::eval::config::EvalConfig;
-use harness_rl::eval::records::{CandidateRecord, CandidateStatus, RoundRecord, SetScore};
 use harness_rl::eval::sets::SetName;
 use harness_rl::eval::suite::TaskSource;
 use harness_rl::harness::HarnessKind;
 use harness_rl::proposer::{RevisionForm, TokenUse};
+use harness_rl::records::{CandidateRecord, CandidateStatus, RoundRecord, SetScore};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

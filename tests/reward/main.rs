@@ -171,8 +171,7 @@ fn hrl_run(home: &Path, harness: &Path, dev_items: &[String], out: &Path) -> Vec
             .arg("--out")
             .arg(out),
     );
-    let mut rs: Vec<Rollout> =
-        harness_rl::eval::records::read(&out.join("rollouts.jsonl")).unwrap();
+    let mut rs: Vec<Rollout> = harness_rl::records::read(&out.join("rollouts.jsonl")).unwrap();
     rs.sort_by_key(|r| dev_items.iter().position(|d| *d == r.item_id));
     let ids: Vec<&String> = rs.iter().map(|r| &r.item_id).collect();
     assert_eq!(

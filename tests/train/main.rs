@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use harness_rl::eval::config::{CacheChoice, EngineOverrides, EvalSettings, Overrides};
 use harness_rl::eval::suite::Suite;
+use harness_rl::records::train::{HELDOUT, HeldoutRecord, TrainStep};
 use harness_rl::train::config::{TrainOverrides, TrainSettings};
-use harness_rl::train::trainer::{self, HeldoutRecord, StepLog, TrainOutcome};
+use harness_rl::train::trainer::{self, TrainOutcome};
 use sim::Rule;
 
 pub use common::{heavy, repo, sandbox};
@@ -64,10 +65,10 @@ fn train(s: &TrainSettings, rule: Rule, resume: bool) -> TrainOutcome {
 }
 
 fn heldout(dir: &Path) -> Vec<HeldoutRecord> {
-    harness_rl::eval::records::read(&dir.join(trainer::HELDOUT)).unwrap()
+    harness_rl::records::read(&dir.join(HELDOUT)).unwrap()
 }
 
-fn mean(v: &[StepLog], f: impl Fn(&StepLog) -> f64) -> f64 {
+fn mean(v: &[TrainStep], f: impl Fn(&TrainStep) -> f64) -> f64 {
     v.iter().map(f).sum::<f64>() / v.len() as f64
 }
 
@@ -268,7 +269,7 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
     };
     assert_eq!(not3(&a), not3(&b));
     assert_ne!(read(b.join("heldout.jsonl")), not3(&b));
-    let strip = |d: &Path| -> Vec<StepLog> {
+    let strip = |d: &Path| -> Vec<TrainStep> {
         trainer::read_train_log(d)
             .unwrap()
             .into_iter()

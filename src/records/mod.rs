@@ -1,5 +1,11 @@
-//! The JSON-lines records of a run directory (one JSON object per line, appended and
-//! flushed as the run goes; see [`super::run_dir`] for the layout):
+//! The run directory and its records, in one place below every writer (`eval`,
+//! `train`, the reward service) and every reader (`report`, `hrl compare`,
+//! `hrl merge`, resuming runs): the layout and file names ([`run_dir`]), the record
+//! types of an evaluation (here) and of a training run ([`train`]), and the one strict
+//! JSON-lines reader ([`read`]).
+//!
+//! An evaluation's records (one JSON object per line, appended and flushed as the run
+//! goes):
 //!
 //! - `rollouts.jsonl`: the harness runtime's [`crate::harness::rollout::Rollout`]
 //!   records, unchanged (every executor and tool call), one per (item, harness);
@@ -14,11 +20,68 @@
 //! `summary.json` is a function of `config.json` and these records alone, which is
 //! what makes resumed runs and re-rendered reports equal to uninterrupted ones.
 
+pub mod run_dir;
+pub mod train;
+
 use serde::{Deserialize, Serialize};
 
-use super::sets::SetName;
 use crate::harness::HarnessKind;
 use crate::proposer::{RevisionForm, TokenUse};
+
+/// The three sets of a task (disjoint; see `eval::sets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetName {
+    Feedback,
+    Dev,
+    Test,
+}
+
+impl SetName {
+    pub const ALL: [SetName; 3] = [SetName::Feedback, SetName::Dev, SetName::Test];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetName::Feedback => "feedback",
+            SetName::Dev => "dev",
+            SetName::Test => "test",
+        }
+    }
+
+    /// The set's place in a family's instance stream (feedback 0, dev 1, test 2).
+    pub fn index(self) -> u64 {
+        match self {
+            SetName::Feedback => 0,
+            SetName::Dev => 1,
+            SetName::Test => 2,
+        }
+    }
+}
+
+/// Errors of reading or writing a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    /// A request that does not fit the directory (locked by another process, not a
+    /// run directory).
+    #[error("{0}")]
+    Usage(String),
+    /// Reading or writing failed.
+    #[error("{0}")]
+    Io(String),
+    /// A record or harness file is damaged (the message names file and line).
+    #[error("{0}")]
+    Damaged(String),
+}
+
+impl crate::error::Classify for RecordsError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind::{Runtime, Usage};
+        match self {
+            RecordsError::Usage(_) | RecordsError::Damaged(_) => Usage,
+            RecordsError::Io(_) => Runtime,
+        }
+    }
+}
 
 /// Version of the record layouts.
 pub const RECORD_SCHEMA: u32 = 1;
@@ -163,13 +226,11 @@ pub struct DevBatch {
 /// Read a JSON-lines file of records. A torn last line (a process killed while
 /// writing) is ignored; any other bad line is an error naming it. A missing file is
 /// empty.
-pub fn read<T: for<'de> Deserialize<'de>>(
-    path: &std::path::Path,
-) -> Result<Vec<T>, super::EvalError> {
+pub fn read<T: for<'de> Deserialize<'de>>(path: &std::path::Path) -> Result<Vec<T>, RecordsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(super::EvalError::Io(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(RecordsError::Io(format!("{}: {e}", path.display()))),
     };
     let lines: Vec<&str> = text.split('\n').collect();
     let last = lines.len().saturating_sub(1);
@@ -182,7 +243,7 @@ pub fn read<T: for<'de> Deserialize<'de>>(
             Ok(r) => out.push(r),
             Err(_) if i == last => {}
             Err(e) => {
-                return Err(super::EvalError::Records(format!(
+                return Err(RecordsError::Damaged(format!(
                     "{}:{}: {e}",
                     path.display(),
                     i + 1

@@ -1,13 +1,13 @@
 //! The run directory of one evaluation (one proposer):
 //!
 //! ```text
-//! DIR/config.json          fully resolved settings (see super::config::EvalConfig)
+//! DIR/config.json          fully resolved settings (`eval::config::EvalConfig`)
 //! DIR/rollouts.jsonl       every rollout (append-only)
 //! DIR/proposals.jsonl      every proposer call, raw outputs included
 //! DIR/candidates.jsonl     every candidate with its status, dev score and parent
 //! DIR/rounds.jsonl         every round: the kept harness and its test scores
 //! DIR/harnesses/<hash>.{toml,py}   every harness that appeared, canonical form
-//! DIR/summary.json         metrics with hierarchical CIs (super::summary)
+//! DIR/summary.json         metrics with intervals (`eval::summary`)
 //! DIR/report.md            the same as tables
 //! DIR/proposer.stderr.log  a cmd proposer's standard error
 //! DIR/.lock                held while a process works in DIR
@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::EvalError;
+use super::RecordsError;
 use crate::harness::{Harness, HarnessKind};
 
 pub const CONFIG: &str = "config.json";
@@ -40,8 +40,8 @@ pub const HARNESSES: &str = "harnesses";
 pub const PROPOSER_STDERR: &str = "proposer.stderr.log";
 const LOCK: &str = ".lock";
 
-fn io(path: &Path, e: impl std::fmt::Display) -> EvalError {
-    EvalError::Io(format!("{}: {e}", path.display()))
+fn io(path: &Path, e: impl std::fmt::Display) -> RecordsError {
+    RecordsError::Io(format!("{}: {e}", path.display()))
 }
 
 /// An open run directory (locked while this value lives).
@@ -58,7 +58,7 @@ impl std::fmt::Debug for RunDir {
 
 impl RunDir {
     /// Open (creating it if needed) and lock `path`.
-    pub fn open(path: &Path) -> Result<RunDir, EvalError> {
+    pub fn open(path: &Path) -> Result<RunDir, RecordsError> {
         std::fs::create_dir_all(path.join(HARNESSES)).map_err(|e| io(path, e))?;
         let lock_path = path.join(LOCK);
         let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
@@ -66,7 +66,7 @@ impl RunDir {
         // SAFETY: flock on a descriptor we own.
         let r = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r != 0 {
-            return Err(EvalError::Usage(format!(
+            return Err(RecordsError::Usage(format!(
                 "{}: another hrl process is working in this run directory",
                 path.display()
             )));
@@ -78,9 +78,9 @@ impl RunDir {
     }
 
     /// An existing run directory for reading only (no lock; nothing is written).
-    pub fn open_readonly(path: &Path) -> Result<RunDir, EvalError> {
+    pub fn open_readonly(path: &Path) -> Result<RunDir, RecordsError> {
         if !path.is_dir() {
-            return Err(EvalError::Usage(format!(
+            return Err(RecordsError::Usage(format!(
                 "{}: not a directory",
                 path.display()
             )));
@@ -96,7 +96,7 @@ impl RunDir {
     }
 
     /// An appender for one of the logs.
-    pub fn appender(&self, name: &str) -> Result<Appender, EvalError> {
+    pub fn appender(&self, name: &str) -> Result<Appender, RecordsError> {
         Appender::open(&self.file(name))
     }
 
@@ -107,7 +107,7 @@ impl RunDir {
     }
 
     /// Write a harness's canonical form unless it is there already.
-    pub fn save_harness(&self, h: &Harness) -> Result<(), EvalError> {
+    pub fn save_harness(&self, h: &Harness) -> Result<(), RecordsError> {
         let p = self.harness_path(&h.hash(), h.kind());
         if p.exists() {
             return Ok(());
@@ -126,13 +126,13 @@ impl RunDir {
     }
 
     /// Load a saved harness by hash (checking the hash).
-    pub fn load_harness(&self, hash: &str) -> Result<Harness, EvalError> {
+    pub fn load_harness(&self, hash: &str) -> Result<Harness, RecordsError> {
         for kind in [HarnessKind::Declarative, HarnessKind::Program] {
             let p = self.harness_path(hash, kind);
             if p.exists() {
-                let h = Harness::load(&p).map_err(|e| EvalError::Records(e.to_string()))?;
+                let h = Harness::load(&p).map_err(|e| RecordsError::Damaged(e.to_string()))?;
                 if h.hash() != hash {
-                    return Err(EvalError::Records(format!(
+                    return Err(RecordsError::Damaged(format!(
                         "{}: the file's content hashes to {}",
                         p.display(),
                         h.hash()
@@ -141,7 +141,7 @@ impl RunDir {
                 return Ok(h);
             }
         }
-        Err(EvalError::Records(format!(
+        Err(RecordsError::Damaged(format!(
             "{}: no harness file for {hash}",
             self.path.join(HARNESSES).display()
         )))
@@ -149,7 +149,7 @@ impl RunDir {
 }
 
 /// Write `value` as pretty JSON atomically (temporary file, fsync, rename).
-pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> {
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), RecordsError> {
     let tmp = path.with_extension("json.tmp");
     let mut text = serde_json::to_string_pretty(value).map_err(|e| io(path, e))?;
     text.push('\n');
@@ -157,12 +157,12 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> 
 }
 
 /// Write text atomically.
-pub fn write_text(path: &Path, text: &str) -> Result<(), EvalError> {
+pub fn write_text(path: &Path, text: &str) -> Result<(), RecordsError> {
     let tmp = path.with_extension("tmp");
     write_atomic(path, &tmp, text.as_bytes())
 }
 
-fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> Result<(), RecordsError> {
     let r = (|| -> std::io::Result<()> {
         let mut f = File::create(tmp)?;
         f.write_all(bytes)?;
@@ -180,7 +180,7 @@ pub struct Appender {
 
 impl Appender {
     /// Open for appending, cutting a torn last line first.
-    pub fn open(path: &Path) -> Result<Appender, EvalError> {
+    pub fn open(path: &Path) -> Result<Appender, RecordsError> {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .read(true)
@@ -217,7 +217,7 @@ impl Appender {
     }
 
     /// Append one record as a line and flush it to the file.
-    pub fn append(&self, record: &impl Serialize) -> Result<(), EvalError> {
+    pub fn append(&self, record: &impl Serialize) -> Result<(), RecordsError> {
         let mut line = serde_json::to_vec(record).map_err(|e| io(&self.path, e))?;
         line.push(b'\n');
         let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,44 +1,91 @@
-//! A trainer's `train.jsonl`: one JSON object per optimisation step (written by the
-//! trainer as it goes), read strictly: a bad line is an error naming the file, the
-//! line and serde's reason (a missing or mistyped field), except a torn last line (a
-//! trainer killed while writing), which is ignored.
+//! The records of a training run (`hrl train`): the file names and the one type of
+//! each JSON-lines file the trainer appends and `hrl report` reads.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::ReportError;
+use super::RecordsError;
+use crate::harness::edit::Edit;
 
-/// The file a report looks for in a run directory.
+/// One line per optimisation step ([`TrainStep`]).
 pub const TRAIN_LOG: &str = "train.jsonl";
+/// One line per sampled revision ([`TrajectoryRecord`], the trajectory export).
+pub const TRAJECTORIES: &str = "trajectories.jsonl";
+/// One line per held-out task and measured step ([`HeldoutRecord`]).
+pub const HELDOUT: &str = "heldout.jsonl";
 
-/// One trainer step.
+/// `train.jsonl`: one line per optimisation step, exactly these fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TrainStep {
     pub step: u64,
-    /// Mean and standard deviation of the rewards of the step's rollouts.
     pub reward_mean: f64,
     pub reward_std: f64,
-    /// The held-out score, on the steps where it was measured.
+    /// The held-out monitor's score; `null` when not measured this step.
     #[serde(default)]
     pub heldout_score: Option<f64>,
+    /// Mean policy entropy per sampled action (nats).
     pub entropy: f64,
     /// Shares of the step's proposals that were invalid and valid.
     pub invalid_rate: f64,
     pub valid_rate: f64,
+    /// Set evaluations answered by the reward memo / computed, this step.
     pub memo_hits: u64,
     pub memo_misses: u64,
+    /// Executor calls answered by the completion cache / not, this step (0 without a
+    /// cache).
     pub cache_hits: u64,
     pub cache_misses: u64,
     pub wall_s: f64,
 }
 
-/// Read `path`; `None` when there is no such file.
-pub fn read(path: &Path) -> Result<Option<Vec<TrainStep>>, ReportError> {
+/// `trajectories.jsonl`: one line per sampled revision (the trajectory export).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectoryRecord {
+    pub step: u64,
+    /// `s<step>/c<context>/r<round>`.
+    pub context: String,
+    pub task: String,
+    pub round: u32,
+    pub candidate: usize,
+    /// The parent harness's hash.
+    pub parent: String,
+    pub edits: Vec<Edit>,
+    /// Policy action names, `stop` included when sampled.
+    pub actions: Vec<String>,
+    /// The revised harness's hash (`null` when invalid).
+    pub harness: Option<String>,
+    pub valid: bool,
+    pub invalid_reason: Option<String>,
+    /// Mean dev score of the revision (`null` when invalid).
+    pub dev_score: Option<f64>,
+    pub parent_dev_score: f64,
+    pub validity_bonus: f64,
+    pub reward: f64,
+    pub advantage: f64,
+}
+
+/// `heldout.jsonl`: one line per held-out task and measured step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldoutRecord {
+    pub step: u64,
+    pub task: String,
+    pub edits: Vec<Edit>,
+    pub harness: Option<String>,
+    pub test_score: f64,
+    pub seed_test_score: f64,
+}
+
+/// Read a `train.jsonl` strictly: a bad line is an error naming the file, the line
+/// and serde's reason (a missing or mistyped field, a number that is not finite),
+/// except a torn last line (a trainer killed while writing), which is ignored.
+/// `None` when there is no such file.
+pub fn read_train_log(path: &Path) -> Result<Option<Vec<TrainStep>>, RecordsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ReportError::Io(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(RecordsError::Io(format!("{}: {e}", path.display()))),
     };
     let lines: Vec<&str> = text.split('\n').collect();
     let last = lines.len().saturating_sub(1);
@@ -61,7 +108,7 @@ pub fn read(path: &Path) -> Result<Option<Vec<TrainStep>>, ReportError> {
                 .chain(s.heldout_score.map(|h| ("heldout_score", h)))
                 {
                     if !v.is_finite() {
-                        return Err(ReportError::Input(format!(
+                        return Err(RecordsError::Damaged(format!(
                             "{}:{}: {name} is not a finite number",
                             path.display(),
                             i + 1
@@ -73,7 +120,7 @@ pub fn read(path: &Path) -> Result<Option<Vec<TrainStep>>, ReportError> {
             // A torn last line: the trainer was killed while writing it.
             Err(_) if i == last => {}
             Err(e) => {
-                return Err(ReportError::Input(format!(
+                return Err(RecordsError::Damaged(format!(
                     "{}:{}: {e}",
                     path.display(),
                     i + 1
@@ -98,13 +145,13 @@ mod tests {
     fn reads_steps_names_bad_lines_and_ignores_a_torn_tail() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join(TRAIN_LOG);
-        assert_eq!(read(&p).unwrap(), None);
+        assert_eq!(read_train_log(&p).unwrap(), None);
         std::fs::write(
             &p,
             format!("{}{}{{\"step\":3,", line(1, "null"), line(2, "0.4")),
         )
         .unwrap();
-        let steps = read(&p).unwrap().unwrap();
+        let steps = read_train_log(&p).unwrap().unwrap();
         assert_eq!(steps.len(), 2);
         assert_eq!(steps[0].heldout_score, None);
         assert_eq!(steps[1].heldout_score, Some(0.4));
@@ -114,7 +161,7 @@ mod tests {
             format!("{}{{\"step\":2}}\n{}", line(1, "null"), line(3, "null")),
         )
         .unwrap();
-        let e = read(&p).unwrap_err().to_string();
+        let e = read_train_log(&p).unwrap_err().to_string();
         assert!(
             e.contains("train.jsonl:2") && e.contains("reward_mean"),
             "{e}"
