@@ -29,10 +29,10 @@ build: deps
 	$(CARGO) build $(CARGO_FLAGS)
 
 # The CUDA build of hrl (not part of `make test`): the CUDA 13 toolkit from NVIDIA's pip
-# wheels into $$HRL_HOME/cuda (scripts/cuda_toolkit.sh; about 700 MB, once), then
+# wheels into $$HRL_HOME/cuda (scripts/cuda_toolkit.sh; 530 MB downloaded once), then
 # `cargo build --features cuda` into its own target directory, so the CPU build in
 # target/ is untouched. HRL_CUDA_ARCHS="80;90" by default (A100, H100/H200).
-# About N minutes on 2 cores (docs/PERFORMANCE.md); the binary needs an R580+ driver
+# Long on 2 cores: about 190 nvcc jobs (docs/PERFORMANCE.md). The binary needs an R580+ driver
 # to use a GPU and runs on CPU without one.
 CUDA_TARGET_DIR ?= target-cuda
 HRL_CUDA := $(CUDA_TARGET_DIR)/release/hrl

@@ -18,8 +18,8 @@
 # Where: $HRL_CUDA_PREFIX, else $HRL_HOME/cuda/13.0.2 ($HRL_HOME resolved as src/home.rs
 # does: $HRL_HOME, $XDG_CACHE_HOME/harness-rl, ~/.cache/harness-rl). Nothing is written
 # elsewhere: pip runs with --no-cache-dir and downloads into the prefix, the wheels are
-# unpacked there and deleted. About 1.5 GB unpacked (libcublasLt alone is 540 MB);
-# about 700 MB are downloaded once.
+# unpacked there and deleted: 530 MB downloaded once, 840 MB unpacked (libcublasLt
+# alone is 540 MB).
 #
 # Architectures: $HRL_CUDA_ARCHS (CMake's CMAKE_CUDA_ARCHITECTURES syntax), default
 # "80;90" (A100 and H100/H200, the data-centre cards people rent). "80;86;89;90" adds
@@ -66,7 +66,7 @@ install() {
         *) die "the pinned CUDA wheels are for Linux x86-64; this is $(uname -sm)" ;;
     esac
     command -v unzip > /dev/null || die "unzip is needed (make deps installs it)"
-    echo "installing the CUDA $CUDA_SET toolkit from pip wheels into $PREFIX (about 700 MB to download)"
+    echo "installing the CUDA $CUDA_SET toolkit from pip wheels into $PREFIX (530 MB to download)"
     rm -rf "$PREFIX"
     mkdir -p "$PREFIX/wheels"
     printf '%s\n' "${WHEELS[@]}" > "$PREFIX/wheels/requirements.txt"
