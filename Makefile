@@ -9,7 +9,7 @@ CARGO_FLAGS ?= --release
 HRL := target/release/hrl
 APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip
 
-.PHONY: all deps build models humaneval reproduce-humaneval test demo bench bench-llama lint clean
+.PHONY: all deps build build-cuda check-cuda models humaneval reproduce-humaneval test demo bench bench-llama lint clean
 
 all: build
 
@@ -27,6 +27,23 @@ deps:
 
 build: deps
 	$(CARGO) build $(CARGO_FLAGS)
+
+# The CUDA build of hrl (not part of `make test`): the CUDA 13 toolkit from NVIDIA's pip
+# wheels into $$HRL_HOME/cuda (scripts/cuda_toolkit.sh; 530 MB downloaded once), then
+# `cargo build --features cuda` into its own target directory, so the CPU build in
+# target/ is untouched. HRL_CUDA_ARCHS="80;90" by default (A100, H100/H200).
+# Long on 2 cores: about 190 nvcc jobs (docs/PERFORMANCE.md). The binary needs an R580+ driver
+# to use a GPU and runs on CPU without one.
+CUDA_TARGET_DIR ?= target-cuda
+HRL_CUDA := $(CUDA_TARGET_DIR)/release/hrl
+build-cuda: deps
+	scripts/cuda_toolkit.sh install
+	eval "$$(scripts/cuda_toolkit.sh env)" && \
+	  CARGO_TARGET_DIR=$(CUDA_TARGET_DIR) $(CARGO) build $(CARGO_FLAGS) --features cuda --bin hrl
+
+# The CUDA binary's smoke test on any machine, GPU or not (scripts/check_cuda.sh).
+check-cuda: build-cuda models
+	scripts/check_cuda.sh $(HRL_CUDA)
 
 test: build models humaneval
 	$(CARGO) test $(CARGO_FLAGS)

@@ -73,6 +73,10 @@ enum Command {
     /// The persistent completion cache: stats, clear.
     #[command(subcommand)]
     Cache(cli::cache::CacheCmd),
+    /// What this binary can run here: CPU features, CUDA build or not, CUDA runtime
+    /// and driver, GPUs.
+    #[cfg(feature = "llama")]
+    Doctor(cli::doctor::DoctorArgs),
     /// Executor throughput at fixed lengths (used by scripts/bench_llama.sh).
     #[cfg(feature = "llama")]
     #[command(hide = true)]
@@ -104,6 +108,8 @@ fn main() -> ExitCode {
         Command::RewardServer(a) => cli::reward_server::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),
         Command::Cache(cmd) => cli::cache::run(cmd),
+        #[cfg(feature = "llama")]
+        Command::Doctor(a) => cli::doctor::run(a),
         #[cfg(feature = "llama")]
         Command::BenchLlama(a) => cli::generate::bench(a),
     };

@@ -811,3 +811,101 @@ fn lora_adapters_load_and_change_the_output_only_when_non_zero() {
     });
     assert!(matches!(e, Err(ExecutorError::Model(_))));
 }
+
+/// Without a GPU, `gpu_layers > 0` is refused with the reason, so a CPU run is never
+/// recorded as a GPU one; the layer counts the identity reports come from the model.
+#[test]
+fn gpu_layers_without_a_gpu_are_refused() {
+    if !harness_rl::executor::llama::device::gpu_devices().is_empty() {
+        // A GPU machine: scripts/bench_gpu.sh checks offloading there.
+        return;
+    }
+    let mut o = options();
+    o.gpu_layers = 4;
+    match LlamaExecutor::load(o) {
+        Err(ExecutorError::InvalidRequest(m)) => {
+            assert!(m.contains("gpu_layers=4 asks for a GPU"), "{m}");
+            let why = if cfg!(feature = "cuda") {
+                "found no CUDA device"
+            } else {
+                "built without GPU support"
+            };
+            assert!(m.contains(why), "{m}");
+            assert!(m.contains("gpu_layers=0 runs on the CPU"), "{m}");
+        }
+        Err(e) => panic!("expected an invalid request, got {e}"),
+        Ok(_) => panic!("gpu_layers=4 was accepted without a GPU"),
+    }
+    let exec = load(|_| {});
+    // SmolLM2-135M: 30 repeating layers and the output layer.
+    assert_eq!(exec.info().layers_total, 31);
+    assert_eq!(exec.info().layers_offloaded, 0);
+}
+
+/// `hrl doctor` reports the build and the devices, as text and as JSON, and
+/// `--require-gpu` fails (exit 1) where there is no GPU; `hrl generate --gpu-layers`
+/// without a GPU is a usage error (exit 2) naming the reason.
+#[test]
+fn doctor_reports_the_backend_and_generate_refuses_gpu_layers() {
+    use assert_cmd::Command;
+    let out = Command::cargo_bin("hrl")
+        .unwrap()
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cuda_build"], cfg!(feature = "cuda"));
+    assert_eq!(v["cuda"].is_null(), !cfg!(feature = "cuda"));
+    assert!(v["host"]["cores"].as_u64().unwrap() >= 1);
+    assert!(
+        v["cpu_kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "AVX2" || f == "NEON"),
+        "{v}"
+    );
+    if !v["gpus"].as_array().unwrap().is_empty() {
+        return;
+    }
+    let text = Command::cargo_bin("hrl")
+        .unwrap()
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("llama.cpp CPU kernels:"), "{text}");
+    assert!(
+        text.contains(if cfg!(feature = "cuda") {
+            "CUDA build: yes"
+        } else {
+            "CUDA build: no"
+        }),
+        "{text}"
+    );
+    assert!(text.contains("GPUs: none"), "{text}");
+    let req = Command::cargo_bin("hrl")
+        .unwrap()
+        .args(["doctor", "--require-gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(req.status.code(), Some(1));
+    let generated = Command::cargo_bin("hrl")
+        .unwrap()
+        .args([
+            "generate",
+            "--model",
+            models::DEFAULT_MODEL,
+            "--gpu-layers",
+            "99",
+            "--no-cache",
+            "--prompt",
+            "Hi",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&generated.stderr);
+    assert_eq!(generated.status.code(), Some(2), "{err}");
+    assert!(err.contains("gpu_layers=99 asks for a GPU"), "{err}");
+}

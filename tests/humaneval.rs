@@ -671,6 +671,7 @@ fn run_maker(
             model_id: "scripted".into(),
             backend: "scripted".into(),
             build: String::new(),
+            device: None,
         },
         sandbox: &sandbox,
         config: &config,

@@ -3,6 +3,8 @@
 
 pub mod cache;
 pub mod contexts;
+#[cfg(feature = "llama")]
+pub mod doctor;
 pub mod endpoint;
 pub mod engine_args;
 pub mod eval;

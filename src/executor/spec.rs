@@ -21,8 +21,11 @@
 //! Opening resolves the model, loads or connects, and wraps the executor in the
 //! completion cache unless told not to. The result carries an [`ExecutorIdentity`]:
 //! backend, model sha256 (or the server's model id), LoRA adapter and its sha256, and
-//! the build (crate version, target architecture and CPU features, CUDA) — everything
-//! that changes greedy outputs — hashed into one id that goes into every record.
+//! the build (crate version, target architecture and CPU features, CUDA) and, in a CUDA
+//! build, the device ([`DeviceIdentity`]: CUDA version, GPU name, compute capability,
+//! layers offloaded) — everything that changes greedy outputs — hashed into one id
+//! that goes into every record. CPU builds record no device, so their identities and
+//! hashes are the same as before devices were recorded.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -198,6 +201,10 @@ pub struct ExecutorIdentity {
     pub lora: Option<LoraIdentity>,
     /// For an HTTP executor this is the client's build; the server's is its own.
     pub build: BuildIdentity,
+    /// Where an in-process model computed, in a build with a GPU backend (absent from
+    /// CPU builds and HTTP executors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceIdentity>,
     /// Settings recorded but not hashed (slots, context size). The batch schedule (which
     /// requests share a decode step) can still change long greedy generations; the
     /// completion cache makes a rerun repeat the first run's text.
@@ -208,6 +215,45 @@ pub struct ExecutorIdentity {
     pub hash: String,
 }
 
+/// The GPU side of an in-process executor in a CUDA build. The CUDA binary on a machine
+/// without a usable device runs on the CPU and says so: `devices` empty, 0 layers
+/// offloaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceIdentity {
+    /// The GPU backend (`CUDA`).
+    pub backend: String,
+    /// The CUDA runtime version the binary was built with (`13.0`).
+    pub runtime: String,
+    /// The newest CUDA version the driver supports; `None` without a driver. Recorded,
+    /// not hashed (a driver update does not change compiled kernels).
+    pub driver: Option<String>,
+    /// The GPUs llama.cpp saw, as `NAME (compute capability X.Y)`. Even with 0 layers
+    /// offloaded llama.cpp may run large batched products on a visible GPU, so they
+    /// are part of the identity either way.
+    pub devices: Vec<String>,
+    /// Layers on the GPU, of `layers_total` (llama.cpp counts the output layer as one).
+    pub layers_offloaded: u32,
+    pub layers_total: u32,
+}
+
+impl DeviceIdentity {
+    /// `CUDA 13.0, NVIDIA H100 80GB HBM3 (compute capability 9.0), 25/25 layers` or
+    /// `CUDA 13.0, no device: CPU`.
+    pub fn short(&self) -> String {
+        if self.devices.is_empty() {
+            return format!("{} {}, no device: CPU", self.backend, self.runtime);
+        }
+        format!(
+            "{} {}, {}, {}/{} layers",
+            self.backend,
+            self.runtime,
+            self.devices.join(" + "),
+            self.layers_offloaded,
+            self.layers_total
+        )
+    }
+}
+
 /// The compact identity every rollout record carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutorRef {
@@ -215,19 +261,32 @@ pub struct ExecutorRef {
     pub model_id: String,
     pub backend: String,
     pub build: String,
+    /// [`DeviceIdentity::short`] in a CUDA build; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 impl ExecutorIdentity {
     fn finish(mut self) -> ExecutorIdentity {
         let mut h = Sha256::new();
         h.update(b"harness-rl/executor-identity/v1\0");
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "backend": self.backend,
             "model_id": self.model_id,
             "lora": self.lora.as_ref().map(|l| (&l.sha256, l.scale)),
             "build": self.build,
             "output_settings": self.output_settings,
         });
+        // Only when there is a device, so a CPU identity hashes exactly as before.
+        if let Some(d) = &self.device {
+            v["device"] = serde_json::json!({
+                "backend": d.backend,
+                "runtime": d.runtime,
+                "devices": d.devices,
+                "layers_offloaded": d.layers_offloaded,
+                "layers_total": d.layers_total,
+            });
+        }
         h.update(v.to_string().as_bytes());
         self.hash = hex(&h.finalize());
         self
@@ -239,8 +298,35 @@ impl ExecutorIdentity {
             model_id: self.model_id.clone(),
             backend: self.backend.clone(),
             build: self.build.short(),
+            device: self.device.as_ref().map(DeviceIdentity::short),
         }
     }
+}
+
+/// The device side of a loaded model's identity: `Some` only in a CUDA build.
+#[cfg(feature = "llama")]
+fn device_identity(info: &super::llama::LlamaModelInfo) -> Option<DeviceIdentity> {
+    let cuda = super::llama::device::cuda()?;
+    let devices: Vec<String> = cuda
+        .devices
+        .iter()
+        .map(|d| match &d.compute_capability {
+            Some(cc) => format!("{} (compute capability {cc})", d.name),
+            None => d.name.clone(),
+        })
+        .collect();
+    Some(DeviceIdentity {
+        backend: "CUDA".into(),
+        runtime: cuda.runtime,
+        driver: cuda.driver,
+        layers_offloaded: if devices.is_empty() {
+            0
+        } else {
+            info.layers_offloaded
+        },
+        layers_total: info.layers_total,
+        devices,
+    })
 }
 
 fn hex(b: &[u8]) -> String {
@@ -511,6 +597,7 @@ impl ExecutorSpec {
                         model: l.model.clone(),
                         lora,
                         build,
+                        device: device_identity(&info),
                         settings: serde_json::json!({
                             "n_parallel": l.n_parallel,
                             "ctx_per_seq": l.ctx,
@@ -566,6 +653,7 @@ impl ExecutorSpec {
                     model: o.model.clone(),
                     lora: None,
                     build,
+                    device: None,
                     settings: serde_json::json!({
                         "url": o.url,
                         "max_connections": o.max_connections,
@@ -674,6 +762,7 @@ mod tests {
             model: "m".into(),
             lora: None,
             build: BuildIdentity::current(),
+            device: None,
             settings: serde_json::json!({"n_parallel": 8}),
             output_settings: serde_json::json!({"kv_unified": false}),
             hash: String::new(),
@@ -688,5 +777,87 @@ mod tests {
         let mut d = base;
         d.build.target_features.push("avx512f".into());
         assert_ne!(a.hash, d.finish().hash);
+    }
+
+    fn cpu_identity() -> ExecutorIdentity {
+        ExecutorIdentity {
+            spec: "s".into(),
+            backend: "llama.cpp".into(),
+            model_id: "abc".into(),
+            model: "m".into(),
+            lora: None,
+            build: BuildIdentity {
+                crate_version: "0.1.0".into(),
+                target_arch: "x86_64".into(),
+                target_features: vec!["avx2".into()],
+                llama_features: vec!["AVX2".into()],
+                cuda: false,
+                llama_cpp: "llama-cpp-2 0.1.160".into(),
+            },
+            device: None,
+            settings: serde_json::json!({"n_parallel": 8}),
+            output_settings: serde_json::json!({"threads": 2}),
+            hash: String::new(),
+        }
+    }
+
+    /// A CPU identity (no device) hashes and serialises exactly as before devices were
+    /// recorded: pinned against the value the earlier code computed for it.
+    #[test]
+    fn cpu_identity_hash_is_unchanged() {
+        let a = cpu_identity().finish();
+        // sha256 of the domain tag and the JSON {backend, model_id, lora, build,
+        // output_settings}, computed independently (Python's hashlib and json).
+        assert_eq!(
+            a.hash,
+            "797c08dd8e88b7b433434dddd93131e92228b1497682e0d1bd112ba0445a6f05"
+        );
+        let text = serde_json::to_string(&a).unwrap();
+        assert!(!text.contains("device"), "{text}");
+        assert!(
+            !serde_json::to_string(&a.reference())
+                .unwrap()
+                .contains("device")
+        );
+        // Records written before the field existed still read.
+        let back: ExecutorIdentity = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn device_is_hashed_but_not_the_driver() {
+        let cpu = cpu_identity().finish();
+        let device = DeviceIdentity {
+            backend: "CUDA".into(),
+            runtime: "13.0".into(),
+            driver: Some("13.0".into()),
+            devices: vec!["NVIDIA H100 80GB HBM3 (compute capability 9.0)".into()],
+            layers_offloaded: 25,
+            layers_total: 25,
+        };
+        let mut g = cpu_identity();
+        g.device = Some(device.clone());
+        let g = g.finish();
+        assert_ne!(g.hash, cpu.hash);
+        assert_eq!(
+            g.reference().device.as_deref(),
+            Some("CUDA 13.0, NVIDIA H100 80GB HBM3 (compute capability 9.0), 25/25 layers")
+        );
+        let mut newer_driver = g.clone();
+        newer_driver.device.as_mut().unwrap().driver = Some("13.1".into());
+        assert_eq!(newer_driver.finish().hash, g.hash);
+        let mut fewer = g.clone();
+        fewer.device.as_mut().unwrap().layers_offloaded = 10;
+        assert_ne!(fewer.finish().hash, g.hash);
+        // The CUDA binary without a device: on the CPU, and labelled so.
+        let mut none = g.clone();
+        let d = none.device.as_mut().unwrap();
+        d.devices.clear();
+        d.layers_offloaded = 0;
+        assert_eq!(
+            none.reference().device.as_deref(),
+            Some("CUDA 13.0, no device: CPU")
+        );
+        assert_ne!(none.finish().hash, g.hash);
     }
 }

@@ -5,10 +5,10 @@
 //! **Comparable runs.** Two runs pair only when everything but the proposer is the
 //! same ([`check_comparable`], in this order; the first difference is reported by
 //! name): the config schema, the executor identity (backend, model sha256, LoRA, build,
-//! output-affecting settings: one hash), the rollout settings (limits, their hash),
-//! K, G, M, the selection rule, the run seed, `--limit`, the grading settings, the
-//! task list and, per task, its instance source, seed harness and feedback/dev/test
-//! instance ids. Both runs must also have finished every trajectory.
+//! GPU device, output-affecting settings: one hash), the rollout settings (limits,
+//! their hash), K, G, M, the selection rule, the run seed, `--limit`, the grading
+//! settings, the task list and, per task, its instance source, seed harness and
+//! feedback/dev/test instance ids. Both runs must also have finished every trajectory.
 //!
 //! **Statistic.** Per task: the mean over harness samples of the mean over test
 //! instances of `B − A` on the same (sample, instance); overall: the mean over tasks
@@ -186,6 +186,8 @@ pub fn check_comparable(a: &EvalConfig, b: &EvalConfig) -> Result<(), ReportErro
             format!("LoRA {}", ab(&json(&ea.lora), &json(&eb.lora)))
         } else if json(&ea.build) != json(&eb.build) {
             format!("build {}", ab(&json(&ea.build), &json(&eb.build)))
+        } else if json(&ea.device) != json(&eb.device) {
+            format!("device {}", ab(&json(&ea.device), &json(&eb.device)))
         } else if ea.output_settings != eb.output_settings {
             format!(
                 "output-affecting settings {}",

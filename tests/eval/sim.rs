@@ -126,6 +126,7 @@ pub fn identity() -> ExecutorIdentity {
         model: "sim-model".into(),
         lora: None,
         build: BuildIdentity::current(),
+        device: None,
         settings: json!({}),
         output_settings: json!({}),
         hash: "simulated-executor-identity".into(),

@@ -138,6 +138,7 @@ fn a_program_harness_with_a_syntax_error_fails_the_run_with_its_line() {
             model_id: String::new(),
             backend: String::new(),
             build: String::new(),
+            device: None,
         },
         sandbox: super::util::sandbox(),
         config: &Default::default(),

@@ -131,7 +131,7 @@ fn a_small_difference_within_the_threshold_passes() {
 
 /// Two copies of one synthetic run, `change` applied to B's config; the refusal must
 /// name `field`.
-fn refused(change: impl FnOnce(&mut harness_rl::eval::config::EvalConfig), field: &str) {
+fn refused(change: impl FnOnce(&mut harness_rl::eval::config::EvalConfig), field: &str) -> String {
     let home = tempfile::tempdir().unwrap();
     let d = tempfile::tempdir().unwrap();
     let shape = Shape::default();
@@ -148,6 +148,28 @@ fn refused(change: impl FnOnce(&mut harness_rl::eval::config::EvalConfig), field
         err.contains(&format!("not comparable: {field} differs")),
         "{field}: {err}"
     );
+    err
+}
+
+/// A run on a GPU and one on the CPU have different executor identities, and the
+/// refusal says that the device is what differs.
+#[test]
+fn a_gpu_run_is_not_paired_with_a_cpu_run() {
+    let err = refused(
+        |c| {
+            c.executor.device = Some(harness_rl::executor::spec::DeviceIdentity {
+                backend: "CUDA".into(),
+                runtime: "13.0".into(),
+                driver: Some("13.0".into()),
+                devices: vec!["NVIDIA H100 80GB HBM3 (compute capability 9.0)".into()],
+                layers_offloaded: 25,
+                layers_total: 25,
+            });
+            c.executor.hash = "d".repeat(64);
+        },
+        "executor",
+    );
+    assert!(err.contains("device") && err.contains("H100"), "{err}");
 }
 
 #[test]

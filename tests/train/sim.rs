@@ -138,6 +138,7 @@ pub fn backend(rule: Rule, settings: &TrainSettings) -> Backend {
             model: "sim-model".into(),
             lora: None,
             build: BuildIdentity::current(),
+            device: None,
             settings: json!({}),
             output_settings: json!({}),
             hash: "simulated-executor-identity".into(),

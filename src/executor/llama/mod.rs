@@ -52,6 +52,7 @@ use super::{Completion, Executor, ExecutorError, OnDone, Prompt, Request};
 use crate::models;
 
 pub mod bench;
+pub mod device;
 mod worker;
 
 /// Settings of a [`LlamaExecutor`].
@@ -68,7 +69,8 @@ pub struct LlamaOptions {
     pub n_batch: u32,
     /// CPU threads; 0 = all available cores.
     pub n_threads: u32,
-    /// Layers offloaded to the GPU (needs the `cuda` feature); 0 = CPU only.
+    /// Layers offloaded to the GPU (needs the `cuda` feature and a device; refused
+    /// without one, so a CPU run is never labelled as a GPU one); 0 = CPU only.
     pub gpu_layers: u32,
     /// Optional LoRA adapter (GGUF) applied on top of the base model.
     pub lora: Option<PathBuf>,
@@ -150,6 +152,11 @@ pub struct LlamaModelInfo {
     /// `gguf` (the file's own template) or `chatml` (fallback).
     pub chat_template: String,
     pub lora: Option<PathBuf>,
+    /// Layers of the model as llama.cpp counts them for offloading (the repeating
+    /// layers plus the output layer).
+    pub layers_total: u32,
+    /// Of those, how many `gpu_layers` put on the GPU (0 on the CPU).
+    pub layers_offloaded: u32,
 }
 
 /// Cumulative counters of an executor (for prefix-reuse and throughput reports).
@@ -233,6 +240,14 @@ impl LlamaExecutor {
                 options.n_parallel, options.n_ctx_per_seq, options.n_batch
             )));
         }
+        if options.gpu_layers > 0
+            && let Some(why) = device::no_gpu_reason()
+        {
+            return Err(ExecutorError::InvalidRequest(format!(
+                "gpu_layers={} asks for a GPU, but {why}; gpu_layers=0 runs on the CPU",
+                options.gpu_layers
+            )));
+        }
         let gguf =
             models::gguf::check(&options.model).map_err(|e| ExecutorError::Model(e.to_string()))?;
         if let Some(lora) = &options.lora {
@@ -275,6 +290,8 @@ impl LlamaExecutor {
             n_threads,
             chat_template: template_name.to_string(),
             lora: options.lora.clone(),
+            layers_total: model.n_layer() + 1,
+            layers_offloaded: options.gpu_layers.min(model.n_layer() + 1),
         };
         let stats = Arc::new(Mutex::new(LlamaStats::default()));
         let (tx, rx) = mpsc::channel::<Job>();
