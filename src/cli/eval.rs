@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::{Selection, Suite};
 use harness_rl::eval::{self, ArmOutcome, Progress, summary};
+use harness_rl::report::{self, comparison::Comparison, export};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::UsageError;
@@ -97,7 +98,11 @@ pub fn run(a: EvalArgs) -> Result<()> {
     let outcomes = with_progress(&settings, a.no_progress || a.json, |progress| {
         eval::run(&settings, resume, progress)
     })?;
-    print_outcomes(&outcomes, &settings, a.json)
+    // The documents beside the records: each run directory's report.md and
+    // report.html, and comparison.md/.html for several proposers.
+    let dirs: Vec<PathBuf> = outcomes.iter().map(|o| o.dir.clone()).collect();
+    let comparison = report::outputs::write_eval(&settings.out, &dirs)?;
+    print_outcomes(&outcomes, comparison.as_ref(), &settings, a.json)
 }
 
 /// Call `f` with a progress callback that draws one bar per task and an overall bar
@@ -167,7 +172,12 @@ pub fn with_progress<T>(
     result
 }
 
-fn print_outcomes(outcomes: &[ArmOutcome], settings: &EvalSettings, json: bool) -> Result<()> {
+fn print_outcomes(
+    outcomes: &[ArmOutcome],
+    comparison: Option<&Comparison>,
+    settings: &EvalSettings,
+    json: bool,
+) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if json {
@@ -197,7 +207,7 @@ fn print_outcomes(outcomes: &[ArmOutcome], settings: &EvalSettings, json: bool) 
                 "  [--limit: NOT COMPARABLE]"
             }
         );
-        let _ = write!(out, "{}", summary::table(s));
+        let _ = write!(out, "{}", export::summary_table(s));
         let rs = &s.run_stats;
         let _ = writeln!(
             out,
@@ -211,13 +221,13 @@ fn print_outcomes(outcomes: &[ArmOutcome], settings: &EvalSettings, json: bool) 
             o.dir.display()
         );
     }
-    if outcomes.len() > 1 {
+    if let Some(c) = comparison {
         let _ = writeln!(
             out,
             "\nFinal test score by proposer (95% CI; paired differences in {}):",
             settings.out.join("comparison.md").display()
         );
-        let _ = write!(out, "{}", eval::comparison_table(outcomes));
+        let _ = write!(out, "{}", export::comparison::scores_markdown(c));
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use harness_rl::eval::merge::{self, Merged};
 use harness_rl::eval::summary;
+use harness_rl::report::export::summary_table;
 
 #[derive(Args)]
 pub struct MergeArgs {
@@ -25,6 +26,8 @@ pub struct MergeArgs {
 pub fn run(a: MergeArgs) -> Result<()> {
     match merge::merge(&a.dirs, &a.out)? {
         Merged::Eval(arms) => {
+            // The documents beside the merged records, as after any run.
+            harness_rl::report::outputs::write_any(&a.out)?;
             if a.json {
                 let v: Vec<&summary::Summary> = arms.iter().map(|o| &o.summary).collect();
                 println!("{}", serde_json::to_string_pretty(&v)?);
@@ -32,7 +35,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
             }
             for o in &arms {
                 println!("\nproposer {} — merged into {}", o.label, o.dir.display());
-                print!("{}", summary::table(&o.summary));
+                print!("{}", summary_table(&o.summary));
             }
         }
         Merged::Run(s) => {

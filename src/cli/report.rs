@@ -22,7 +22,8 @@ pub enum FormatArg {
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The run directory (of `hrl eval`, or a trainer's with `train.jsonl`).
+    /// The run directory (of `hrl eval`, or a trainer's with `train.jsonl`), or an
+    /// output directory of several proposers (their comparison).
     pub run_dir: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
@@ -66,6 +67,18 @@ pub fn run(a: ReportArgs) -> Result<()> {
     let options = ReportOptions {
         split: a.split.clone(),
     };
+    // An output directory of several proposers: their comparison.
+    if let Some(dirs) = report::comparison::arm_dirs(&a.run_dir)? {
+        let text = export::comparison::render(&report::comparison::build(&dirs)?, format);
+        match &a.out {
+            Some(path) => {
+                std::fs::write(path, &text)?;
+                eprintln!("wrote {}", path.display());
+            }
+            None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        }
+        return Ok(());
+    }
     match &a.out {
         Some(path) => {
             let written = report::write(&a.run_dir, &options, format, path)?;

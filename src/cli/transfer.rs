@@ -86,18 +86,12 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
         super::eval::with_progress(&ts.index.settings, a.no_progress || a.json, |progress| {
             transfer::run(&ts, resume, progress)
         })?;
-    // Every proposer's run directory gets its self-contained HTML report.
-    let mut reports = Vec::new();
-    for dir in transfer::run_dirs(&outcome.out)? {
-        let path = dir.join("report.html");
-        harness_rl::report::write(
-            &dir,
-            &harness_rl::report::ReportOptions::default(),
-            harness_rl::report::export::Format::Html,
-            &path,
-        )?;
-        reports.push(path);
-    }
+    // transfer.md, and every proposer's run directory gets its reports.
+    let text = harness_rl::report::outputs::write_transfer(&outcome.out)?;
+    let reports: Vec<PathBuf> = transfer::run_dirs(&outcome.out)?
+        .into_iter()
+        .map(|d| d.join("report.html"))
+        .collect();
     if a.json {
         let v = serde_json::json!({
             "reports": reports,
@@ -106,7 +100,7 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", outcome.text);
+        print!("{text}");
         println!(
             "\nwritten to {} ({} and {})",
             outcome.out.display(),

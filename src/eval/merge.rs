@@ -5,15 +5,17 @@
 //! - an `hrl eval` run directory (`config.json`): the records of every shard are
 //!   joined (rounds, candidates and proposals of the shard's own units; rollouts
 //!   de-duplicated by key, since shards re-run shared work such as the seed harness's
-//!   test set), harness files are copied, and `summary.json` and `report.md` are
-//!   recomputed from the joined records — so the summary equals the unsharded run's
-//!   outside `run_stats`;
+//!   test set), harness files are copied, and `summary.json` is recomputed from the
+//!   joined records — so the summary equals the unsharded run's outside `run_stats`;
 //! - an `hrl eval` output directory of several proposers (`eval.json`): each
-//!   proposer's run directory is merged as above, then `comparison.md` is rewritten;
+//!   proposer's run directory is merged as above, and `eval.json` written;
 //! - an `hrl transfer` output directory (`transfer.json`): its run directories are
-//!   merged, then the index and `transfer.md` are rewritten (see [`super::transfer`]);
+//!   merged, then the index is rewritten without its shard;
 //! - an `hrl run` directory (`shard.json` beside `summary.json`): the rollouts of every
 //!   shard, put back in item order, and the summary recomputed.
+//!
+//! The Markdown and HTML beside the records (`report.md`, `comparison.md`,
+//! `transfer.md`) are rendered afterwards by `report::outputs`, as after any run.
 //!
 //! Refused, with the directory and the reason named: a directory that is not a shard;
 //! shards of different runs (the first differing setting is named); a shard given
@@ -27,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::EvalConfig;
 use super::summary::{self, RunStats, Summary};
-use super::{ArmOutcome, EvalError, INVOCATION, read_json};
+use super::{ArmOutcome, EvalError, INVOCATION, read_json, transfer};
 use crate::harness::rollout::Rollout;
 use crate::harness::run::{RUN_SHARD, RunShardRecord, RunSummary};
 use crate::records::run_dir::{self, RunDir};
@@ -86,7 +88,7 @@ enum Kind {
 }
 
 fn kind_of(dir: &Path) -> Result<Kind, EvalError> {
-    if dir.join(super::transfer::INDEX).exists() {
+    if dir.join(transfer::INDEX).exists() {
         Ok(Kind::Transfer)
     } else if dir.join(INVOCATION).exists() {
         Ok(Kind::EvalMulti)
@@ -98,7 +100,7 @@ fn kind_of(dir: &Path) -> Result<Kind, EvalError> {
         Err(EvalError::Usage(format!(
             "{}: not a run directory of hrl eval, hrl transfer or a sharded hrl run (no {}, {INVOCATION}, {} or {RUN_SHARD})",
             dir.display(),
-            super::transfer::INDEX,
+            transfer::INDEX,
             run_dir::CONFIG
         )))
     } else {
@@ -139,7 +141,7 @@ pub fn merge(sources: &[PathBuf], out: &Path) -> Result<Merged, EvalError> {
     }
     if out.join(run_dir::CONFIG).exists()
         || out.join(INVOCATION).exists()
-        || out.join(super::transfer::INDEX).exists()
+        || out.join(transfer::INDEX).exists()
         || out.join("summary.json").exists()
     {
         return Err(EvalError::Usage(format!(
@@ -154,7 +156,7 @@ pub fn merge(sources: &[PathBuf], out: &Path) -> Result<Merged, EvalError> {
         )));
     }
     match kinds[0] {
-        Kind::Transfer => super::transfer::merge(sources, out).map(Merged::Eval),
+        Kind::Transfer => merge_transfer(sources, out).map(Merged::Eval),
         Kind::EvalMulti => merge_multi(sources, out).map(Merged::Eval),
         Kind::EvalOne => merge_eval(sources, out).map(|o| Merged::Eval(vec![o])),
         Kind::Run => merge_run(sources, out).map(|s| Merged::Run(Box::new(s))),
@@ -412,12 +414,7 @@ pub fn merge_eval(sources: &[PathBuf], out: &Path) -> Result<ArmOutcome, EvalErr
     }
     let mut s = summary::compute(&config, &rounds, &candidates);
     s.run_stats = combined_stats(&stats, &rounds);
-    let ex = super::accepted_examples(out, &candidates, 3);
     run_dir::write_json(&rd.file(run_dir::SUMMARY), &s)?;
-    run_dir::write_text(
-        &rd.file(run_dir::REPORT),
-        &summary::markdown(&s, &config, &ex),
-    )?;
     run_dir::write_json(&rd.file(MERGE_RECORD), &MergeRecord::of("eval", &shards))?;
     Ok(ArmOutcome {
         label: config.proposer.label.clone(),
@@ -532,24 +529,58 @@ fn merge_multi(sources: &[PathBuf], out: &Path) -> Result<Vec<ArmOutcome>, EvalE
     settings.shard = None;
     settings.out = out.to_path_buf();
     let mut outcomes = Vec::new();
-    let mut dirs = Vec::new();
-    let mut configs = Vec::new();
     for i in 0..first.proposers.len() {
         let label = first.arm_dir(i)?;
         let label = label.file_name().map(PathBuf::from).unwrap_or_default();
         let parts: Vec<PathBuf> = shards.iter().map(|(d, _, _)| d.join(&label)).collect();
-        let dir = out.join(&label);
-        let o = merge_eval(&parts, &dir)?;
-        configs.push(read_json::<EvalConfig>(&dir.join(run_dir::CONFIG))?);
-        dirs.push(dir);
-        outcomes.push(o);
+        outcomes.push(merge_eval(&parts, &out.join(&label))?);
     }
     run_dir::write_json(&out.join(INVOCATION), &settings)?;
-    if outcomes.len() > 1 {
-        let text = super::comparison(&dirs, &configs, &outcomes)?;
-        run_dir::write_text(&out.join("comparison.md"), &text)?;
-    }
     Ok(outcomes)
+}
+
+/// Merge the shards of an `hrl transfer` run: each proposer's run directory as
+/// [`merge_eval`] does, then the index (`transfer.json`) without its shard.
+fn merge_transfer(sources: &[PathBuf], out: &Path) -> Result<Vec<ArmOutcome>, EvalError> {
+    let mut indices = Vec::new();
+    for d in sources {
+        let i: transfer::TransferIndex = read_json(&d.join(transfer::INDEX))?;
+        indices.push(i);
+    }
+    for (d, i) in sources.iter().zip(&indices) {
+        if i.shard.is_none() {
+            return Err(EvalError::Usage(format!(
+                "{}: not a shard (the run was not started with --shard I/N); there is nothing to merge",
+                d.display()
+            )));
+        }
+        if i.runs != indices[0].runs || i.kind != indices[0].kind || i.suite != indices[0].suite {
+            return Err(EvalError::Usage(format!(
+                "{} is a shard of another transfer run than {} (suite, kind or proposers differ)",
+                d.display(),
+                sources[0].display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
+    let mut arms = Vec::new();
+    for r in &indices[0].runs {
+        let parts: Vec<PathBuf> = sources.iter().map(|d| d.join(&r.dir)).collect();
+        arms.push(merge_eval(&parts, &out.join(&r.dir))?);
+    }
+    let mut index = indices[0].clone();
+    index.shard = None;
+    index.settings.shard = None;
+    index.settings.out = if index.runs.len() == 1 {
+        out.join(&index.runs[0].dir)
+    } else {
+        out.to_path_buf()
+    };
+    if index.runs.len() > 1 {
+        run_dir::write_json(&out.join(INVOCATION), &index.settings)?;
+    }
+    run_dir::write_json(&out.join(transfer::INDEX), &index)?;
+    Ok(arms)
 }
 
 /// Merge the shards of an `hrl run`.

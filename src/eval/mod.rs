@@ -176,47 +176,8 @@ fn read_prior(dir: &RunDir) -> Result<(Prior, HashMap<String, Rollout>), EvalErr
     Ok((Prior::new(rounds, proposals, candidates), done))
 }
 
-/// Markdown with a few accepted revisions of a run: task, round, dev scores and the
-/// diff from parent to child.
-pub fn accepted_examples(dir: &Path, candidates: &[CandidateRecord], max: usize) -> String {
-    let Ok(rd) = RunDir::open_readonly(dir) else {
-        return String::new();
-    };
-    let mut out = String::new();
-    let mut shown = 0;
-    let mut seen = HashSet::new();
-    for c in candidates.iter().filter(|c| c.selected) {
-        if shown >= max {
-            break;
-        }
-        let Some(h) = &c.hash else { continue };
-        if !seen.insert(h.clone()) {
-            continue;
-        }
-        let (Ok(parent), Ok(child)) = (rd.load_harness(&c.parent), rd.load_harness(h)) else {
-            continue;
-        };
-        let diff = crate::harness::diff::harnesses(&parent, &child, "parent", "revision");
-        let cut: String = diff.lines().take(60).collect::<Vec<_>>().join("\n");
-        out.push_str(&format!(
-            "### {} sample {} round {}: dev {:.3} (form {})\n\n```diff\n{}\n```\n\n",
-            c.task,
-            c.sample,
-            c.round,
-            c.dev.unwrap_or(f64::NAN),
-            c.form
-                .and_then(|f| serde_json::to_value(f).ok())
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            cut
-        ));
-        shown += 1;
-    }
-    out
-}
-
 /// Recompute a run directory's summary from its records (keeping its `run_stats`)
-/// and rewrite `summary.json` and `report.md`.
+/// and rewrite `summary.json` (`report::outputs` renders the Markdown beside it).
 pub fn rerender(dir: &Path) -> Result<Summary, EvalError> {
     let config: EvalConfig = read_json(&dir.join(run_dir::CONFIG))?;
     let rounds: Vec<RoundRecord> = records::read(&dir.join(run_dir::ROUNDS))?;
@@ -225,12 +186,7 @@ pub fn rerender(dir: &Path) -> Result<Summary, EvalError> {
     if let Ok(old) = read_json::<Summary>(&dir.join(run_dir::SUMMARY)) {
         s.run_stats = old.run_stats;
     }
-    let ex = accepted_examples(dir, &candidates, 3);
     run_dir::write_json(&dir.join(run_dir::SUMMARY), &s)?;
-    run_dir::write_text(
-        &dir.join(run_dir::REPORT),
-        &summary::markdown(&s, &config, &ex),
-    )?;
     Ok(s)
 }
 
@@ -372,11 +328,6 @@ pub fn run_with(
     )?;
     if let Some(e) = first_error {
         return Err(e);
-    }
-    if opened.arms.len() > 1 {
-        let dirs: Vec<PathBuf> = opened.arms.iter().map(|a| a.dir.path.clone()).collect();
-        let text = comparison(&dirs, &opened.configs, &outcomes)?;
-        run_dir::write_text(&settings.out.join("comparison.md"), &text)?;
     }
     Ok(outcomes)
 }
@@ -601,7 +552,7 @@ fn run_trajectories(
 }
 
 /// Each arm's summary from its records, with the run's statistics, written as
-/// `summary.json` and `report.md`.
+/// `summary.json`.
 fn write_summaries(
     arms: &[Arm],
     configs: &[EvalConfig],
@@ -615,14 +566,12 @@ fn write_summaries(
     for (arm, config) in arms.iter().zip(configs) {
         let rounds: Vec<RoundRecord> = records::read(&arm.dir.file(run_dir::ROUNDS))?;
         let candidates: Vec<CandidateRecord> = records::read(&arm.dir.file(run_dir::CANDIDATES))?;
-        let s = summary::compute(config, &rounds, &candidates);
-        let ex = accepted_examples(&arm.dir.path, &candidates, 3);
-        computed.push((s, rounds, ex));
+        computed.push((summary::compute(config, &rounds, &candidates), rounds));
     }
     let (idle, wall) = engine.busy.idle();
     let batches = engine.batches();
     let mut outcomes = Vec::new();
-    for ((arm, config), (mut s, rounds, ex)) in arms.iter().zip(configs).zip(computed) {
+    for (arm, (mut s, rounds)) in arms.iter().zip(computed) {
         let dev: Vec<&records::DevBatch> =
             rounds.iter().filter_map(|r| r.dev_batch.as_ref()).collect();
         let mut task_wall = std::collections::BTreeMap::new();
@@ -655,10 +604,6 @@ fn write_summaries(
             resumed: resume,
         };
         run_dir::write_json(&arm.dir.file(run_dir::SUMMARY), &s)?;
-        run_dir::write_text(
-            &arm.dir.file(run_dir::REPORT),
-            &summary::markdown(&s, config, &ex),
-        )?;
         outcomes.push(ArmOutcome {
             label: arm.label.clone(),
             dir: arm.dir.path.clone(),
@@ -680,107 +625,4 @@ pub(crate) fn mean(it: impl Iterator<Item = f64>) -> f64 {
     } else {
         v.iter().sum::<f64>() / v.len() as f64
     }
-}
-
-/// The comparison of several proposers on identical instances and harness samples:
-/// final test scores per task and proposer, and each proposer's paired difference to
-/// the first one (hierarchical paired bootstrap over samples, then instances).
-pub fn comparison(
-    dirs: &[PathBuf],
-    configs: &[EvalConfig],
-    outcomes: &[ArmOutcome],
-) -> Result<String, EvalError> {
-    let mut out = comparison_table(outcomes);
-    let base = &configs[0];
-    let base_rounds: Vec<RoundRecord> = records::read(&dirs[0].join(run_dir::ROUNDS))?;
-    out.push_str(&format!(
-        "\n## Paired difference of the final test score against `{}`\n\nSame instances and harness samples; 95 % paired hierarchical bootstrap.\n\n| task |",
-        outcomes[0].label
-    ));
-    for o in &outcomes[1..] {
-        out.push_str(&format!(" {} |", o.label));
-    }
-    out.push_str("\n| --- |");
-    for _ in &outcomes[1..] {
-        out.push_str(" --- |");
-    }
-    out.push('\n');
-    let k = base.settings.rounds;
-    let other_rounds: Vec<Vec<RoundRecord>> = dirs[1..]
-        .iter()
-        .map(|d| records::read(&d.join(run_dir::ROUNDS)))
-        .collect::<Result<_, _>>()?;
-    for t in &base.tasks {
-        out.push_str(&format!("| {} |", t.def.id));
-        let a = summary::test_scores(base, &base_rounds, &t.def.id, k);
-        for (cfg, rs) in configs[1..].iter().zip(&other_rounds) {
-            let b = summary::test_scores(cfg, rs, &t.def.id, k);
-            let cell = crate::stats::paired_hierarchical_estimate(&a, &b, 0.95, 0x5041_4952)
-                .map(|e| summary::fmt_est(&e))
-                .unwrap_or_else(|| "-".into());
-            out.push_str(&format!(" {cell} |"));
-        }
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// One row per task, one column per proposer: the final test score with its CI, and
-/// the overall row; then the invalid-revision rates.
-pub fn comparison_table(outcomes: &[ArmOutcome]) -> String {
-    let mut out = String::from("| task | seed |");
-    for o in outcomes {
-        out.push_str(&format!(" {} |", o.label));
-    }
-    out.push_str("\n| --- | --- |");
-    for _ in outcomes {
-        out.push_str(" --- |");
-    }
-    out.push('\n');
-    let Some(first) = outcomes.first() else {
-        return out;
-    };
-    for (i, t) in first.summary.tasks.iter().enumerate() {
-        out.push_str(&format!(
-            "| {} | {} |",
-            t.task,
-            summary::fmt_est(&t.metrics.seed_test)
-        ));
-        for o in outcomes {
-            let cell = o
-                .summary
-                .tasks
-                .get(i)
-                .map(|x| summary::fmt_est(&x.metrics.final_test))
-                .unwrap_or_default();
-            out.push_str(&format!(" {cell} |"));
-        }
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "| **overall** | {} |",
-        summary::fmt_est(&first.summary.overall.seed_test)
-    ));
-    for o in outcomes {
-        out.push_str(&format!(
-            " {} |",
-            summary::fmt_est(&o.summary.overall.final_test)
-        ));
-    }
-    out.push_str("\n| invalid-revision rate | |");
-    for o in outcomes {
-        out.push_str(&format!(
-            " {} |",
-            summary::fmt_est(&o.summary.overall.invalid_rate)
-        ));
-    }
-    out.push_str("\n| accepted-revision rate | |");
-    for o in outcomes {
-        out.push_str(&format!(
-            " {} |",
-            summary::fmt_est(&o.summary.overall.accepted_rate)
-        ));
-    }
-    out.push('\n');
-    out
 }

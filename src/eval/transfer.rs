@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{EvalSettings, Overrides, SuiteRef};
 use super::suite::{Suite, TaskSource, Transfer, TransferKind};
-use super::summary::{self, Summary};
 use super::{ArmOutcome, Backend, EvalError, Progress, read_json};
 use crate::proposer::{self, ProposerSpec};
 use crate::records::run_dir;
@@ -351,8 +350,6 @@ pub struct TransferOutcome {
     pub out: PathBuf,
     pub index: TransferIndex,
     pub arms: Vec<ArmOutcome>,
-    /// `transfer.md`.
-    pub text: String,
 }
 
 /// Run a transfer suite: open the sandbox, executor and proposers, then
@@ -417,15 +414,10 @@ fn finish(
     ts: &TransferSettings,
     result: Result<Vec<ArmOutcome>, EvalError>,
 ) -> Result<TransferOutcome, EvalError> {
-    let arms = result?;
-    let out = ts.out();
-    let text = render(&ts.index, &arms);
-    run_dir::write_text(&out.join(SUMMARY_MD), &text)?;
     Ok(TransferOutcome {
-        out,
+        out: ts.out(),
         index: ts.index.clone(),
-        arms,
-        text,
+        arms: result?,
     })
 }
 
@@ -435,198 +427,4 @@ fn finish(
 pub fn run_dirs(out: &Path) -> Result<Vec<PathBuf>, EvalError> {
     let index: TransferIndex = read_json(&out.join(INDEX))?;
     Ok(index.runs.iter().map(|r| out.join(&r.dir)).collect())
-}
-
-/// Re-render `transfer.md` from the run directories' summaries.
-pub fn rerender(out: &Path) -> Result<String, EvalError> {
-    let index: TransferIndex = read_json(&out.join(INDEX))?;
-    let mut arms = Vec::new();
-    for r in &index.runs {
-        let dir = out.join(&r.dir);
-        let summary: Summary = read_json(&dir.join(run_dir::SUMMARY))?;
-        arms.push(ArmOutcome {
-            label: r.label.clone(),
-            dir,
-            summary,
-        });
-    }
-    let text = render(&index, &arms);
-    run_dir::write_text(&out.join(SUMMARY_MD), &text)?;
-    Ok(text)
-}
-
-fn curve_at(s: &Summary, task: Option<usize>, k: u32) -> String {
-    let m = match task {
-        Some(i) => s.tasks.get(i).map(|t| &t.metrics),
-        None => Some(&s.overall),
-    };
-    m.and_then(|m| m.curve.get(k as usize))
-        .map(summary::fmt_est)
-        .unwrap_or_else(|| "-".into())
-}
-
-/// `transfer.md`: per K, the held-out test score of every proposer per task and
-/// overall (95 % hierarchical bootstrap CIs), and the per-round curve.
-pub fn render(index: &TransferIndex, arms: &[ArmOutcome]) -> String {
-    let s = &index.settings;
-    let metric = if index.kind == TransferKind::Temporal {
-        "pass@1 (one greedy program per problem, hidden tests)"
-    } else {
-        "test score"
-    };
-    let mut out = format!(
-        "# {} transfer: {}\n\nExecutor `{}`; G = {} candidates, M = {} harness samples, selection `{}`, seed {}; K = {:?} (one run of K = {}, smaller K read off its per-round curve).\n\n",
-        index.kind.as_str(),
-        index.suite.name,
-        arms.first()
-            .map(|a| a.summary.executor_model.clone())
-            .unwrap_or_else(|| s.executor.clone()),
-        s.candidates,
-        s.samples,
-        serde_json::to_value(s.select)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        s.seed,
-        index.k,
-        s.rounds
-    );
-    out.push_str(&format!(
-        "- held out (evaluated): {} — {}\n- training side (never evaluated here): {}{}\n",
-        index.held_out_rule,
-        index.held_out.join(", "),
-        index.train.rule,
-        match (&index.train.problems, &index.train.last_date) {
-            (Some(n), Some(d)) => format!(" ({n} problems, the last dated {d})"),
-            _ if !index.train.families.is_empty() => {
-                format!(" ({} families)", index.train.families.len())
-            }
-            _ => String::new(),
-        }
-    ));
-    if let Some(sh) = index.shard {
-        out.push_str(&format!(
-            "- **shard {sh}**: one part of the run; combine the parts with `hrl merge`\n"
-        ));
-    }
-    if s.limit.is_some() {
-        out.push_str("- **not comparable**: `--limit` cut the sets short\n");
-    }
-    if arms.iter().any(|a| !a.summary.complete) {
-        out.push_str("- **incomplete**: some trajectories did not finish\n");
-    }
-    out.push('\n');
-    let name = |a: &ArmOutcome| {
-        let reference = index.runs.iter().any(|r| r.label == a.label && r.reference);
-        if reference {
-            format!("{} (reference)", a.label)
-        } else {
-            a.label.clone()
-        }
-    };
-    let Some(first) = arms.first() else {
-        return out;
-    };
-    for &k in &index.k {
-        out.push_str(&format!(
-            "## K = {k}: held-out {metric}, 95 % CI\n\n| task | seed harness |"
-        ));
-        for a in arms {
-            out.push_str(&format!(" {} |", name(a)));
-        }
-        out.push_str("\n| --- | --- |");
-        for _ in arms {
-            out.push_str(" --- |");
-        }
-        out.push('\n');
-        for (i, t) in first.summary.tasks.iter().enumerate() {
-            out.push_str(&format!(
-                "| {} | {} |",
-                t.task,
-                curve_at(&first.summary, Some(i), 0)
-            ));
-            for a in arms {
-                out.push_str(&format!(" {} |", curve_at(&a.summary, Some(i), k)));
-            }
-            out.push('\n');
-        }
-        out.push_str(&format!(
-            "| **mean over held-out tasks** | {} |",
-            curve_at(&first.summary, None, 0)
-        ));
-        for a in arms {
-            out.push_str(&format!(" {} |", curve_at(&a.summary, None, k)));
-        }
-        out.push_str("\n\n");
-    }
-    out.push_str(&format!(
-        "## Per-round curve (mean over held-out tasks, 95 % CI band)\n\n| proposer |{}\n| --- |{}\n",
-        (0..=s.rounds)
-            .map(|r| format!(" round {r} |"))
-            .collect::<String>(),
-        " --- |".repeat(s.rounds as usize + 1)
-    ));
-    for a in arms {
-        out.push_str(&format!("| {} |", name(a)));
-        for r in 0..=s.rounds {
-            out.push_str(&format!(" {} |", curve_at(&a.summary, None, r)));
-        }
-        out.push('\n');
-    }
-    out.push_str("\nRun directories (one per proposer; `report.md` in each):\n\n");
-    for r in &index.runs {
-        out.push_str(&format!("- `{}`: `{}`\n", r.dir.display(), r.spec));
-    }
-    out
-}
-
-/// Merge the shards of a transfer run (see [`super::merge`]).
-pub(crate) fn merge(sources: &[PathBuf], out: &Path) -> Result<Vec<ArmOutcome>, EvalError> {
-    let mut indices = Vec::new();
-    for d in sources {
-        let i: TransferIndex = read_json(&d.join(INDEX))?;
-        indices.push(i);
-    }
-    for (d, i) in sources.iter().zip(&indices) {
-        if i.shard.is_none() {
-            return Err(EvalError::Usage(format!(
-                "{}: not a shard (the run was not started with --shard I/N); there is nothing to merge",
-                d.display()
-            )));
-        }
-        if i.runs != indices[0].runs || i.kind != indices[0].kind || i.suite != indices[0].suite {
-            return Err(EvalError::Usage(format!(
-                "{} is a shard of another transfer run than {} (suite, kind or proposers differ)",
-                d.display(),
-                sources[0].display()
-            )));
-        }
-    }
-    std::fs::create_dir_all(out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
-    let mut arms = Vec::new();
-    let mut dirs = Vec::new();
-    let mut configs = Vec::new();
-    for r in &indices[0].runs {
-        let parts: Vec<PathBuf> = sources.iter().map(|d| d.join(&r.dir)).collect();
-        let dir = out.join(&r.dir);
-        arms.push(super::merge::merge_eval(&parts, &dir)?);
-        configs.push(read_json(&dir.join(run_dir::CONFIG))?);
-        dirs.push(dir);
-    }
-    let mut index = indices[0].clone();
-    index.shard = None;
-    index.settings.shard = None;
-    index.settings.out = if index.runs.len() == 1 {
-        out.join(&index.runs[0].dir)
-    } else {
-        out.to_path_buf()
-    };
-    if index.runs.len() > 1 {
-        run_dir::write_json(&out.join(super::INVOCATION), &index.settings)?;
-        let text = super::comparison(&dirs, &configs, &arms)?;
-        run_dir::write_text(&out.join("comparison.md"), &text)?;
-    }
-    run_dir::write_json(&out.join(INDEX), &index)?;
-    run_dir::write_text(&out.join(SUMMARY_MD), &render(&index, &arms))?;
-    Ok(arms)
 }

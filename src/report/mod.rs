@@ -18,10 +18,15 @@
 //!   JSON).
 //! - [`compare`]: the paired comparison of two runs (`hrl compare`): comparability
 //!   checks, paired hierarchical bootstrap, sign-flip tests, the regression gate.
+//! - [`comparison`]: the proposers of one invocation side by side (`comparison.md`).
+//! - [`outputs`]: the documents every run directory gets after a run (`report.md`,
+//!   `report.html`, `comparison.md`/`.html`, `transfer.md`).
 
 pub mod compare;
+pub mod comparison;
 pub mod export;
 pub mod model;
+pub mod outputs;
 pub mod plots;
 pub mod run_data;
 pub mod trajectories;

@@ -156,7 +156,7 @@ pub fn load(dir: &Path) -> Result<RunData, ReportError> {
         let arms = run_dirs_inside(dir);
         if !arms.is_empty() {
             return Err(ReportError::Input(format!(
-                "{}: an output directory of several proposers: report one of its run directories ({})",
+                "{}: holds the run directories of several proposers ({}) but no eval.json: report one of them",
                 dir.display(),
                 arms.join(", ")
             )));

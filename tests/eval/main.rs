@@ -431,6 +431,8 @@ fn several_proposers_share_one_run_and_are_compared() {
     assert_eq!(id.candidates.total, 0);
     assert_eq!(fi.candidates.accepted, 2);
     assert_eq!(fi.candidates.unchanged, 2);
+    let dirs: Vec<_> = o.iter().map(|a| a.dir.clone()).collect();
+    harness_rl::report::outputs::write_eval(&out, &dirs).unwrap();
     let cmp = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     assert!(cmp.contains("| gcd/L1 | 1.000 [1.000, 1.000] |"), "{cmp}");
     // The seed harness's test set ran once for both proposers (memo across arms),

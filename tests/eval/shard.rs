@@ -75,7 +75,9 @@ fn sharded_eval_runs_merge_into_the_unsharded_run() {
         let again = harness_rl::eval::rerender(&m.dir).unwrap();
         assert_eq!(comparable_part(&again), comparable_part(&w.summary));
     }
+    harness_rl::report::outputs::write_any(&merged_out).unwrap();
     assert!(merged_out.join("comparison.md").exists());
+    assert!(merged_out.join("comparison.html").exists());
     // A merged run is a run: resuming it runs nothing and changes nothing.
     let s = harness_rl::eval::resume_settings(&merged_out).unwrap();
     let exec = sim_exec(&s);
@@ -213,6 +215,8 @@ fn transfer_task_runs_the_held_out_side_and_its_shards_merge() {
     assert_eq!(ts.index.held_out, vec!["gcd/L1", "count_primes/L1"]);
     assert!(ts.index.train.families.contains(&"chain_sum".to_string()));
     let whole = run_transfer(&ts);
+    // The documents are rendered from the records afterwards, as `hrl transfer` does.
+    let md = harness_rl::report::outputs::write_transfer(&whole_out).unwrap();
     // One run directory per proposer, listed in the index; the text has a table per K
     // and the curve, whose K = 1 column is the curve at round 1 of the K = 2 run.
     let dirs = transfer::run_dirs(&whole_out).unwrap();
@@ -220,12 +224,15 @@ fn transfer_task_runs_the_held_out_side_and_its_shards_merge() {
         dirs,
         vec![whole_out.join("identity"), whole_out.join("llm-sim-model")]
     );
-    let md = std::fs::read_to_string(whole_out.join(transfer::SUMMARY_MD)).unwrap();
+    assert_eq!(
+        md,
+        std::fs::read_to_string(whole_out.join(transfer::SUMMARY_MD)).unwrap()
+    );
     assert!(md.contains("## K = 1:") && md.contains("## K = 2:"), "{md}");
     assert!(md.contains("round 2"), "{md}");
     // The mean row of each K table: seed harness, identity, llm; K = 2 is the run's
     // final test score, K = 1 its curve at round 1.
-    let fmt = harness_rl::eval::summary::fmt_est;
+    let fmt = harness_rl::report::export::est;
     let mean_row = |k: u32| -> String {
         let sec = md.split(&format!("## K = {k}:")).nth(1).unwrap();
         sec.lines()
@@ -262,6 +269,7 @@ fn transfer_task_runs_the_held_out_side_and_its_shards_merge() {
     for (w, m) in whole.iter().zip(&merged) {
         assert_eq!(comparable_part(&w.summary), comparable_part(&m.summary));
     }
+    harness_rl::report::outputs::write_any(&merged_out).unwrap();
     let whole_md = md
         .lines()
         .filter(|l| l.starts_with('|'))
@@ -273,7 +281,7 @@ fn transfer_task_runs_the_held_out_side_and_its_shards_merge() {
         .collect::<Vec<_>>();
     assert_eq!(whole_md, merged_md);
     // Re-rendering from the directory alone gives the same tables.
-    let re = transfer::rerender(&merged_out).unwrap();
+    let re = harness_rl::report::outputs::write_transfer(&merged_out).unwrap();
     assert_eq!(
         re.lines()
             .filter(|l| l.starts_with('|'))

@@ -1,13 +1,20 @@
 //! Output formats of a report behind one trait ([`Exporter`]), one file per format
 //! (as hyperfine's `export/` does): [`markdown`], [`html`] (self-contained: inline
-//! CSS and SVG, no script, no external asset), [`json`] (the report model).
+//! CSS and SVG, no script, no external asset), [`json`] (the report model). Every
+//! other text the crate renders from a run's records goes through here too: the
+//! comparison of several proposers ([`comparison`]), a transfer run's `transfer.md`
+//! ([`transfer`]), the per-run table `hrl eval` prints ([`summary_table`]), and the
+//! one format of an estimate ([`est`]).
 
+pub mod comparison;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod tables;
+pub mod transfer;
 
 use super::{Report, ReportError};
+use crate::eval::summary::Summary;
 
 /// A report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,9 +66,48 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
     }
 }
 
-/// `0.512 [0.430, 0.600]`, `-` without data.
-pub(crate) fn est(e: &crate::stats::HierEstimate) -> String {
-    crate::eval::summary::fmt_est(e)
+/// `0.512 [0.430, 0.600]`, `-` without data: the one format of an estimate with its
+/// interval in every table.
+pub fn est(e: &crate::stats::HierEstimate) -> String {
+    if e.n == 0 {
+        return "-".into();
+    }
+    match e.ci {
+        Some(c) => format!("{:.3} [{:.3}, {:.3}]", e.mean, c.lo, c.hi),
+        None => format!("{:.3}", e.mean),
+    }
+}
+
+/// One row per task and an overall row: seed, final, gain, best-of-M, rates.
+pub fn summary_table(s: &Summary) -> String {
+    let mut out = String::from(
+        "| task | seed test | final test | gain | best-of-M | invalid | accepted | exec-free | n |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    let row = |name: &str, m: &crate::eval::summary::Metrics, n: String| {
+        format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {n} |\n",
+            est(&m.seed_test),
+            est(&m.final_test),
+            est(&m.gain),
+            m.best_of_m.as_ref().map(est).unwrap_or_else(|| "-".into()),
+            est(&m.invalid_rate),
+            est(&m.accepted_rate),
+            est(&m.executor_free_rate),
+        )
+    };
+    for t in &s.tasks {
+        out.push_str(&row(
+            &t.task,
+            &t.metrics,
+            format!("{} x {}", t.samples_complete, t.sets.test),
+        ));
+    }
+    out.push_str(&row(
+        "**overall**",
+        &s.overall,
+        format!("{} tasks", s.tasks.len()),
+    ));
+    out
 }
 
 /// An estimate of tokens: `1234 [1100, 1400]`.
