@@ -17,11 +17,17 @@
 //! Run back to back, cycle c + 1's steps 1 and 2 are the step 4 (new silent
 //! connections right after old ones closed). The steps wait on nothing but the
 //! server's answers (no sleeps), so a count that lags the real set of connections by
-//! a moment fails them, on a quiet machine or a loaded one.
+//! a moment fails them, on a quiet machine or a loaded one. The one thing waited for
+//! is the server's kernel: a connection this side closes is counted as closed once
+//! the server's TCP stack has acknowledged the end of stream (`close_confirmed`);
+//! before that no server can know of it (on a loaded machine the packet can sit in a
+//! kernel queue while this thread, on the other core, already opens the next
+//! connection). Whether the server's threads have run by then is what is tested.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -100,6 +106,42 @@ fn exchange(s: &TcpStream, rq: &Request<'_>, close: bool, what: &str) -> (u16, V
     (status, v)
 }
 
+/// The TCP state of a socket (`tcpi_state`: 5 FIN_WAIT2, 6 TIME_WAIT, 7 CLOSE, ...).
+fn tcp_state(s: &TcpStream) -> u8 {
+    // SAFETY: a valid socket descriptor, and a zeroed `tcp_info` with its size.
+    unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&raw mut info).cast(),
+            &mut len,
+        );
+        assert_eq!(rc, 0, "getsockopt(TCP_INFO): {}", std::io::Error::last_os_error());
+        info.tcpi_state
+    }
+}
+
+/// Close `s` from this side and wait until the server's TCP stack has acknowledged
+/// the end of stream (FIN_WAIT2, or TIME_WAIT / CLOSE when the server closed too).
+fn close_confirmed(s: TcpStream, what: &str) {
+    let _ = s.shutdown(Shutdown::Write);
+    let start = Instant::now();
+    loop {
+        let state = tcp_state(&s);
+        if matches!(state, 5..=7) {
+            return;
+        }
+        assert!(
+            start.elapsed() < ANSWER_LIMIT,
+            "{what}: the server's kernel never acknowledged the close (TCP state {state})"
+        );
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
 const HEALTH: Request<'static> = Request {
     method: "GET",
     path: "/health",
@@ -152,7 +194,9 @@ pub fn cycles(addr: SocketAddr, cap: usize, rq: &Request<'_>, cycles: usize, nam
             );
         }
 
-        drop(held);
+        for s in held {
+            close_confirmed(s, &format!("{name}, cycle {c}, closing the held connections"));
+        }
         let close = c % 2 == 1;
         let what = format!(
             "{name}, cycle {c}, step 4 (the {cap} closed, a request with{} Connection: close)",
@@ -161,7 +205,12 @@ pub fn cycles(addr: SocketAddr, cap: usize, rq: &Request<'_>, cycles: usize, nam
         let s = connect(addr);
         let (status, v) = exchange(&s, rq, close, &what);
         assert_eq!(status, 200, "{what}: {v}");
-        drop(s);
+        if close {
+            // The server ends the connection; its slot is free before the answer.
+            drop(s);
+        } else {
+            close_confirmed(s, &what);
+        }
     }
     let what = format!("{name}, after {cycles} cycles");
     let (n, _, v) = open_count(addr, true, &what);
