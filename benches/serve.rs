@@ -59,15 +59,45 @@ fn requests(n: usize, max_tokens: u32) -> Vec<Request> {
 }
 
 fn serve(exec: Arc<dyn Executor>, name: &str) -> (Server, OpenAiExecutor) {
+    serve_with(exec, name, 8, false)
+}
+
+/// A server and a client with `clients` connections; `hyper`: the EXPERIMENT backend.
+fn serve_with(
+    exec: Arc<dyn Executor>,
+    name: &str,
+    clients: usize,
+    hyper: bool,
+) -> (Server, OpenAiExecutor) {
     let mut cfg = ServeConfig::new(name);
     cfg.port = 0;
     cfg.batch_window = Duration::from_millis(1);
+    cfg.hyper = hyper;
     let server = Server::start(exec, cfg).unwrap();
     let mut c = OpenAiConfig::new(server.base_url(), name);
     c.api_key = None;
-    c.max_connections = 8;
+    c.max_connections = clients;
     let client = OpenAiExecutor::new(c).unwrap();
     (server, client)
+}
+
+/// EXPERIMENT (issue 35): 64 concurrent clients (the client's 64 keep-alive
+/// connections, a request after another on each) against the hand-written layer and
+/// against hyper + tokio, in the same run.
+fn clients_64(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(reqs.len() as u64));
+    for (name, hyper) in [("hand_written", false), ("hyper", true)] {
+        let (_server, client) = serve_with(exec.clone(), "m", 64, hyper);
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let out = client.complete_batch(black_box(reqs));
+                assert!(out.iter().all(Result::is_ok));
+                out
+            })
+        });
+    }
+    g.finish();
 }
 
 fn side_by_side(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
@@ -88,6 +118,12 @@ fn side_by_side(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &
 }
 
 fn bench(c: &mut Criterion) {
+    clients_64(
+        c,
+        "serve_simulated_64clients",
+        Arc::new(SimulatedExecutor),
+        &requests(512, 16),
+    );
     side_by_side(
         c,
         "serve_simulated_1",

@@ -119,7 +119,12 @@ fn tcp_state(s: &TcpStream) -> u8 {
             (&raw mut info).cast(),
             &mut len,
         );
-        assert_eq!(rc, 0, "getsockopt(TCP_INFO): {}", std::io::Error::last_os_error());
+        assert_eq!(
+            rc,
+            0,
+            "getsockopt(TCP_INFO): {}",
+            std::io::Error::last_os_error()
+        );
         info.tcpi_state
     }
 }
@@ -195,7 +200,10 @@ pub fn cycles(addr: SocketAddr, cap: usize, rq: &Request<'_>, cycles: usize, nam
         }
 
         for s in held {
-            close_confirmed(s, &format!("{name}, cycle {c}, closing the held connections"));
+            close_confirmed(
+                s,
+                &format!("{name}, cycle {c}, closing the held connections"),
+            );
         }
         let close = c % 2 == 1;
         let what = format!(
