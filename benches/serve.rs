@@ -1,7 +1,8 @@
 //! HTTP overhead of `hrl serve` + `OpenAiExecutor` against calling the executor
 //! in-process, in the same run: first with an executor that costs nothing
 //! (`SimulatedExecutor`, so the figure is the pure transport + JSON + batching cost per
-//! request), then, with the `llama` feature, with SmolLM2-135M (greedy, 16 tokens).
+//! request), then, with the `llama` feature, with SmolLM2-135M (greedy, 16 tokens);
+//! and the throughput of 64 concurrent clients (512 requests, instant executor).
 //! Run with `cargo bench --bench serve` (or `--no-default-features` for the first part).
 
 use std::hint::black_box;
@@ -58,21 +59,11 @@ fn requests(n: usize, max_tokens: u32) -> Vec<Request> {
         .collect()
 }
 
-fn serve(exec: Arc<dyn Executor>, name: &str) -> (Server, OpenAiExecutor) {
-    serve_with(exec, name, 8, false)
-}
-
-/// A server and a client with `clients` connections; `hyper`: the EXPERIMENT backend.
-fn serve_with(
-    exec: Arc<dyn Executor>,
-    name: &str,
-    clients: usize,
-    hyper: bool,
-) -> (Server, OpenAiExecutor) {
+/// A server and a client with `clients` connections.
+fn serve(exec: Arc<dyn Executor>, name: &str, clients: usize) -> (Server, OpenAiExecutor) {
     let mut cfg = ServeConfig::new(name);
     cfg.port = 0;
     cfg.batch_window = Duration::from_millis(1);
-    cfg.hyper = hyper;
     let server = Server::start(exec, cfg).unwrap();
     let mut c = OpenAiConfig::new(server.base_url(), name);
     c.api_key = None;
@@ -81,27 +72,25 @@ fn serve_with(
     (server, client)
 }
 
-/// EXPERIMENT (issue 35): 64 concurrent clients (the client's 64 keep-alive
-/// connections, a request after another on each) against the hand-written layer and
-/// against hyper + tokio, in the same run.
+/// 64 concurrent clients (the client's 64 keep-alive connections, a request after
+/// another on each): the figure hyper + tokio was measured against (issue 35; see
+/// docs/PERFORMANCE.md).
 fn clients_64(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
+    let (_server, client) = serve(exec, "m", 64);
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(reqs.len() as u64));
-    for (name, hyper) in [("hand_written", false), ("hyper", true)] {
-        let (_server, client) = serve_with(exec.clone(), "m", 64, hyper);
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let out = client.complete_batch(black_box(reqs));
-                assert!(out.iter().all(Result::is_ok));
-                out
-            })
-        });
-    }
+    g.bench_function("over_http", |b| {
+        b.iter(|| {
+            let out = client.complete_batch(black_box(reqs));
+            assert!(out.iter().all(Result::is_ok));
+            out
+        })
+    });
     g.finish();
 }
 
 fn side_by_side(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
-    let (_server, client) = serve(exec.clone(), "m");
+    let (_server, client) = serve(exec.clone(), "m", 8);
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(reqs.len() as u64));
     g.bench_function("in_process", |b| {

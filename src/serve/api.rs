@@ -24,7 +24,7 @@ pub(super) struct Api<'s> {
 
 impl Service for Api<'_> {
     fn handle(&self, rq: &HttpRequest, conns: &Connections<'_>) -> Result<Value, HttpError> {
-        handle(rq, self.shared, &self.tx, &|| conns.open())
+        handle(rq, self.shared, &self.tx, conns)
     }
 
     fn note(&self, event: Event) {
@@ -39,13 +39,12 @@ impl Service for Api<'_> {
     }
 }
 
-/// Answer one request: the 200 body, or the error to send. `open` counts the open
-/// connections (for `/health`).
-pub(super) fn handle(
+/// Answer one request: the 200 body, or the error to send.
+fn handle(
     rq: &HttpRequest,
     shared: &Shared,
     tx: &mpsc::Sender<Job>,
-    open: &dyn Fn() -> usize,
+    conns: &Connections<'_>,
 ) -> Result<Value, HttpError> {
     let path = rq.path.as_str();
     // Fault injection for the tests of panic containment (not in release builds).
@@ -54,7 +53,7 @@ pub(super) fn handle(
         panic!("injected panic in request handling");
     }
     match (rq.method.as_str(), path) {
-        ("GET", "/health") => Ok(health(shared, open())),
+        ("GET", "/health") => Ok(health(shared, conns)),
         ("GET", "/v1/models") => Ok(schema::encode_models(&[ServedModel {
             id: shared.model_name.clone(),
             hrl_model_id: Some(shared.model_id.clone()),
@@ -78,7 +77,7 @@ pub(super) fn handle(
 
 /// `GET /health`: identity and counters; `connections_open` is exact (this request's
 /// connection included).
-fn health(shared: &Shared, open: usize) -> Value {
+fn health(shared: &Shared, conns: &Connections<'_>) -> Value {
     let s = &shared.stats;
     let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     json!({
@@ -90,7 +89,7 @@ fn health(shared: &Shared, open: usize) -> Value {
         "batches": n(&s.batches),
         "max_batch_seen": n(&s.max_batch_seen),
         "rejected_requests": n(&s.rejected),
-        "connections_open": open,
+        "connections_open": conns.open(),
         "connections_accepted": n(&s.connections),
         "connections_rejected": n(&s.connections_rejected),
         "max_connections": shared.max_connections,

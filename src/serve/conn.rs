@@ -309,7 +309,7 @@ pub(crate) fn serve(
 }
 
 /// Answer 503 without taking a slot or blocking the acceptor, then close gracefully.
-pub(crate) fn refuse(stream: TcpStream, max: usize, linger: &Linger) {
+fn refuse(stream: TcpStream, max: usize, linger: &Linger) {
     let e = HttpError::server(
         503,
         format!("too many connections (limit {max}); retry later"),

@@ -42,7 +42,6 @@ mod api;
 mod batcher;
 pub(crate) mod conn;
 pub(crate) mod http;
-mod hyper_exp;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -82,9 +81,6 @@ pub struct ServeConfig {
     pub idle_timeout: Duration,
     /// How long a gracefully closed connection is drained before it is closed.
     pub linger: Duration,
-    /// EXPERIMENT (issue 35): serve through hyper + tokio instead of the hand-written
-    /// layer (default: true when `HRL_SERVE_BACKEND=hyper`).
-    pub hyper: bool,
 }
 
 impl ServeConfig {
@@ -100,7 +96,6 @@ impl ServeConfig {
             max_body_bytes: 16 << 20,
             idle_timeout: Duration::from_secs(120),
             linger: Duration::from_secs(2),
-            hyper: std::env::var("HRL_SERVE_BACKEND").is_ok_and(|v| v == "hyper"),
         }
     }
 }
@@ -220,9 +215,6 @@ impl Server {
             std::thread::Builder::new()
                 .name("hrl-serve-accept".into())
                 .spawn(move || {
-                    if cfg.hyper {
-                        return hyper_exp::run(listener, shared, tx, settings);
-                    }
                     let conns =
                         Connections::new(shared.max_connections, &shared.stats.connections_open);
                     // Owns the last sender: the batchers end once it and the
