@@ -1359,7 +1359,7 @@ fn the_connection_cap_is_exact_across_connections_that_close() {
         path: "/v1/completions",
         body: r#"{"prompt": "p", "max_tokens": 1}"#,
     };
-    for (i, cycles) in [20, 3, 3, 3, 3].into_iter().enumerate() {
+    for (i, cycles) in [100, 10, 10, 10, 10].into_iter().enumerate() {
         let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
             c.max_connections = 8
         });

@@ -385,7 +385,7 @@ print(json.dumps(out))
 
 /// Issue 35 for `hrl reward-server --max-connections 8`: the cap holds exactly when
 /// connections close and new ones open at once (the steps are `common::cap`'s, as
-/// for `hrl serve` in tests/executor_http.rs), on one server for 20 cycles and on
+/// for `hrl serve` in tests/executor_http.rs), on one server for 60 cycles and on
 /// fresh servers; `/health` counts every open connection.
 #[test]
 fn reward_server_holds_its_connection_cap_exactly() {
@@ -397,7 +397,7 @@ fn reward_server_holds_its_connection_cap_exactly() {
         path: "/contexts",
         body: "",
     };
-    for (i, cycles) in [20, 3, 3].into_iter().enumerate() {
+    for (i, cycles) in [60, 10, 10].into_iter().enumerate() {
         let server = start_server(h, &h.join(format!("srv{i}")), &["--max-connections", "8"]);
         let addr = server.url.trim_start_matches("http://").parse().unwrap();
         cap::cycles(addr, 8, &request, cycles, &format!("hrl reward-server {i}"));
