@@ -1,7 +1,8 @@
 //! HTTP overhead of `hrl serve` + `OpenAiExecutor` against calling the executor
 //! in-process, in the same run: first with an executor that costs nothing
 //! (`SimulatedExecutor`, so the figure is the pure transport + JSON + batching cost per
-//! request), then, with the `llama` feature, with SmolLM2-135M (greedy, 16 tokens).
+//! request), then, with the `llama` feature, with SmolLM2-135M (greedy, 16 tokens);
+//! and the throughput of 64 concurrent clients (512 requests, instant executor).
 //! Run with `cargo bench --bench serve` (or `--no-default-features` for the first part).
 
 use std::hint::black_box;
@@ -58,20 +59,38 @@ fn requests(n: usize, max_tokens: u32) -> Vec<Request> {
         .collect()
 }
 
-fn serve(exec: Arc<dyn Executor>, name: &str) -> (Server, OpenAiExecutor) {
+/// A server and a client with `clients` connections.
+fn serve(exec: Arc<dyn Executor>, name: &str, clients: usize) -> (Server, OpenAiExecutor) {
     let mut cfg = ServeConfig::new(name);
     cfg.port = 0;
     cfg.batch_window = Duration::from_millis(1);
     let server = Server::start(exec, cfg).unwrap();
     let mut c = OpenAiConfig::new(server.base_url(), name);
     c.api_key = None;
-    c.max_connections = 8;
+    c.max_connections = clients;
     let client = OpenAiExecutor::new(c).unwrap();
     (server, client)
 }
 
+/// 64 concurrent clients (the client's 64 keep-alive connections, a request after
+/// another on each): the figure hyper + tokio was measured against (issue 35; see
+/// docs/PERFORMANCE.md).
+fn clients_64(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
+    let (_server, client) = serve(exec, "m", 64);
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(reqs.len() as u64));
+    g.bench_function("over_http", |b| {
+        b.iter(|| {
+            let out = client.complete_batch(black_box(reqs));
+            assert!(out.iter().all(Result::is_ok));
+            out
+        })
+    });
+    g.finish();
+}
+
 fn side_by_side(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &[Request]) {
-    let (_server, client) = serve(exec.clone(), "m");
+    let (_server, client) = serve(exec.clone(), "m", 8);
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(reqs.len() as u64));
     g.bench_function("in_process", |b| {
@@ -88,6 +107,12 @@ fn side_by_side(c: &mut Criterion, group: &str, exec: Arc<dyn Executor>, reqs: &
 }
 
 fn bench(c: &mut Criterion) {
+    clients_64(
+        c,
+        "serve_simulated_64clients",
+        Arc::new(SimulatedExecutor),
+        &requests(512, 16),
+    );
     side_by_side(
         c,
         "serve_simulated_1",

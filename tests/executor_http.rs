@@ -22,6 +22,10 @@ use harness_rl::executor::{
 use harness_rl::serve::{ServeConfig, ServeError, Server};
 use serde_json::{Value, json};
 
+#[path = "common/mod.rs"]
+mod common;
+use common::cap;
+
 // ---------------------------------------------------------------------------------
 // ScriptedServer: a test double of a remote OpenAI-compatible endpoint.
 
@@ -1344,6 +1348,32 @@ fn idle_connections_are_closed_and_free_their_slots() {
     );
 }
 
+/// The connection cap is exact across cycles of fill, refuse, close and serve (issue
+/// 35; the steps are `common::cap`'s): on one server for many cycles, and on fresh
+/// servers. The same steps run against `hrl serve` with the real model below and
+/// against `hrl reward-server` in tests/reward.
+#[test]
+fn the_connection_cap_is_exact_across_connections_that_close() {
+    let request = cap::Request {
+        method: "POST",
+        path: "/v1/completions",
+        body: r#"{"prompt": "p", "max_tokens": 1}"#,
+    };
+    for (i, cycles) in [100, 10, 10, 10, 10].into_iter().enumerate() {
+        let server = serve_with(Arc::new(SimulatedExecutor::new(Duration::ZERO)), |c| {
+            c.max_connections = 8
+        });
+        cap::cycles(
+            server.addr(),
+            8,
+            &request,
+            cycles,
+            &format!("in-process server {i}"),
+        );
+        assert_eq!(server.stats().panics.load(Ordering::SeqCst), 0);
+    }
+}
+
 #[test]
 fn malformed_http_is_answered_400_and_closed() {
     let server = serve(Arc::new(SimulatedExecutor::new(Duration::ZERO)));
@@ -1487,9 +1517,9 @@ mod real_model {
         model.name
     }
 
-    /// Start `hrl serve` on a free port (with `cache_args`, e.g. `--no-cache`);
+    /// Start `hrl serve` on a free port (with `extra_args`, e.g. `--no-cache`);
     /// returns the process and its base URL.
-    fn start_hrl_serve(model: &str, cache_args: &[&str]) -> (ServeProcess, String) {
+    fn start_hrl_serve(model: &str, extra_args: &[&str]) -> (ServeProcess, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hrl"))
             .args([
                 "serve",
@@ -1504,7 +1534,7 @@ mod real_model {
                 "--n-parallel",
                 "4",
             ])
-            .args(cache_args)
+            .args(extra_args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -1687,6 +1717,28 @@ mod real_model {
         let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(stats["entries"], 1, "{stats}");
         assert_eq!(stats["models"][0]["model_id"], client.model_id());
+    }
+
+    /// Issue 35: `hrl serve --max-connections 8` holds its cap exactly when connections
+    /// close and new ones open at once (the steps are `common::cap`'s), on one server
+    /// for 20 cycles and on fresh servers; `/health` counts every open connection.
+    #[test]
+    fn hrl_serve_holds_its_connection_cap_exactly() {
+        let name = installed_default_model();
+        let request = cap::Request {
+            method: "POST",
+            path: "/v1/chat/completions",
+            body: r#"{"messages": [{"role": "user", "content": "Hi"}], "temperature": 0, "max_tokens": 1}"#,
+        };
+        for (i, cycles) in [20, 3, 3, 3].into_iter().enumerate() {
+            let (_serve, url) = start_hrl_serve(name, &["--no-cache", "--max-connections", "8"]);
+            let addr = url
+                .trim_start_matches("http://")
+                .trim_end_matches("/v1")
+                .parse()
+                .unwrap();
+            cap::cycles(addr, 8, &request, cycles, &format!("hrl serve {i}"));
+        }
     }
 
     fn cache_entries(path: &std::path::Path) -> u64 {

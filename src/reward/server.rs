@@ -7,17 +7,19 @@
 //! not the shape) are 400 with `{"error": {...}}`; a bad *completion* is never an
 //! error but an invalid revision with its reason.
 //!
-//! It uses the HTTP/1.1 layer of `hrl serve` (`crate::serve::http`: bounded request
+//! It uses the connection and HTTP/1.1 layers of `hrl serve` (`crate::serve::conn`:
+//! the accept loop and the exact connection cap; `crate::serve::http`: bounded request
 //! reading, keep-alive, chunked bodies, graceful close). One thread per connection up
-//! to `max_connections` (more are answered 503); every connection thread scores
-//! through the same engine, so completions of concurrent requests share executor
-//! batches. The server binds only after the contexts are built (the parents' feedback
-//! runs), then calls `ready` with the bound address (port 0 picks a free one).
+//! to `max_connections` (more are answered 503; `/health` reports `connections_open`,
+//! this request's connection included, and `max_connections`); every connection
+//! thread scores through the same engine, so completions of concurrent requests share
+//! executor batches. The server binds only after the contexts are built (the parents'
+//! feedback runs), then calls `ready` with the bound address (port 0 picks a free
+//! one).
 
-use std::io::BufReader;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -29,7 +31,8 @@ use super::service::{self, Service};
 use super::wire::{self, Row, Shape};
 use crate::eval::config::EvalSettings;
 use crate::serve::ServeError;
-use crate::serve::http::{self, HttpError, HttpRequest, Linger, ReadError};
+use crate::serve::conn::{self, Connections, Settings};
+use crate::serve::http::{HttpError, HttpRequest, Linger};
 
 /// The default of [`ServerConfig::memo_capacity`]: tens of thousands of distinct
 /// revisions, each a few rollouts of a few KB.
@@ -109,74 +112,35 @@ pub fn serve(
             contexts: &svc.built.contexts,
             executor_model_id: &svc.backend.identity.model_id,
         });
-        let open = AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for stream in listener.incoming() {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let _ = stream.set_nodelay(true);
-                if open.fetch_add(1, Ordering::SeqCst) >= cfg.max_connections {
-                    open.fetch_sub(1, Ordering::SeqCst);
-                    let e = HttpError::server(
-                        503,
-                        format!(
-                            "too many connections (limit {}); retry later",
-                            cfg.max_connections
-                        ),
-                    );
-                    let mut w = stream;
-                    let _ = http::write_response(&mut w, e.status, &e.body(), false);
-                    linger.close(w);
-                    continue;
-                }
-                let (open, linger) = (&open, &linger);
-                s.spawn(move || {
-                    connection(stream, svc, cfg, linger);
-                    open.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
+        let gauge = AtomicU64::new(0);
+        let conns = Connections::new(cfg.max_connections, &gauge);
+        let settings = Settings {
+            max_body_bytes: cfg.max_body_bytes,
+            idle_timeout: cfg.idle_timeout,
+            name: "hrl reward-server",
+            panic_message: "internal error: the request handler panicked",
+        };
+        conn::serve(&listener, &conns, &linger, &settings, stop, &Rewards(svc));
         linger.stop();
         Ok(())
     })
 }
 
-/// Serve one connection until it closes or goes idle.
-fn connection(stream: TcpStream, svc: &Service<'_, '_, '_>, cfg: &ServerConfig, linger: &Linger) {
-    let _ = stream.set_read_timeout(Some(cfg.idle_timeout));
-    let Ok(mut w) = stream.try_clone() else {
-        return;
-    };
-    let mut r = BufReader::new(stream);
-    loop {
-        let rq = match http::read_request(&mut r, &mut w, cfg.max_body_bytes) {
-            Ok(rq) => rq,
-            Err(ReadError::Closed) => return,
-            Err(ReadError::Bad(e)) => {
-                let _ = http::write_response(&mut w, e.status, &e.body(), false);
-                linger.close(w);
-                return;
-            }
-        };
-        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&rq, svc)));
-        let (status, body, keep_alive) = match handled {
-            Ok(Ok(body)) => (200, body, rq.keep_alive),
-            Ok(Err(e)) => (e.status, e.body(), rq.keep_alive),
-            Err(_) => {
-                let e = HttpError::server(500, "internal error: the request handler panicked");
-                (e.status, e.body(), false)
-            }
-        };
-        if http::write_response(&mut w, status, &body, keep_alive).is_err() || !keep_alive {
-            return;
-        }
+/// The reward endpoints as the connection layer's service.
+struct Rewards<'s, 'a, 'b, 'c>(&'s Service<'a, 'b, 'c>);
+
+impl conn::Service for Rewards<'_, '_, '_, '_> {
+    fn handle(&self, rq: &HttpRequest, conns: &Connections<'_>) -> Result<Value, HttpError> {
+        handle(rq, self.0, conns)
     }
 }
 
 /// Route one request.
-fn handle(rq: &HttpRequest, svc: &Service<'_, '_, '_>) -> Result<Value, HttpError> {
+fn handle(
+    rq: &HttpRequest,
+    svc: &Service<'_, '_, '_>,
+    conns: &Connections<'_>,
+) -> Result<Value, HttpError> {
     let built = svc.built;
     match (rq.method.as_str(), rq.path.as_str()) {
         ("GET", "/health") => {
@@ -198,6 +162,8 @@ fn handle(rq: &HttpRequest, svc: &Service<'_, '_, '_>) -> Result<Value, HttpErro
                 "executor_batches": b.batches,
                 "executor_batch_mean": b.mean_size(),
                 "executor_batch_max": b.max_size,
+                "connections_open": conns.open(),
+                "max_connections": conns.max(),
             }))
         }
         ("GET", "/contexts") => Ok(json!({

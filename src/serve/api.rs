@@ -10,15 +10,41 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use super::batcher::Job;
+use super::conn::{Connections, Event, Service};
 use super::http::{HttpError, HttpRequest};
 use crate::executor::ExecutorError;
 use crate::executor::openai::schema::{self, Endpoint, ResponseMeta, ServedModel};
 
+/// The API as the connection layer's [`Service`]: the shared state and the queue to
+/// the batchers.
+pub(super) struct Api<'s> {
+    pub shared: &'s Shared,
+    pub tx: mpsc::Sender<Job>,
+}
+
+impl Service for Api<'_> {
+    fn handle(&self, rq: &HttpRequest, conns: &Connections<'_>) -> Result<Value, HttpError> {
+        handle(rq, self.shared, &self.tx, conns)
+    }
+
+    fn note(&self, event: Event) {
+        let s = &self.shared.stats;
+        match event {
+            Event::Accepted => &s.connections,
+            Event::RefusedAtCap => &s.connections_rejected,
+            Event::Rejected => &s.rejected,
+            Event::Panic => &s.panics,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Answer one request: the 200 body, or the error to send.
-pub(super) fn handle(
+fn handle(
     rq: &HttpRequest,
     shared: &Shared,
     tx: &mpsc::Sender<Job>,
+    conns: &Connections<'_>,
 ) -> Result<Value, HttpError> {
     let path = rq.path.as_str();
     // Fault injection for the tests of panic containment (not in release builds).
@@ -27,7 +53,7 @@ pub(super) fn handle(
         panic!("injected panic in request handling");
     }
     match (rq.method.as_str(), path) {
-        ("GET", "/health") => Ok(health(shared)),
+        ("GET", "/health") => Ok(health(shared, conns)),
         ("GET", "/v1/models") => Ok(schema::encode_models(&[ServedModel {
             id: shared.model_name.clone(),
             hrl_model_id: Some(shared.model_id.clone()),
@@ -49,8 +75,9 @@ pub(super) fn handle(
     }
 }
 
-/// `GET /health`: identity and counters.
-fn health(shared: &Shared) -> Value {
+/// `GET /health`: identity and counters; `connections_open` is exact (this request's
+/// connection included).
+fn health(shared: &Shared, conns: &Connections<'_>) -> Value {
     let s = &shared.stats;
     let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     json!({
@@ -62,7 +89,7 @@ fn health(shared: &Shared) -> Value {
         "batches": n(&s.batches),
         "max_batch_seen": n(&s.max_batch_seen),
         "rejected_requests": n(&s.rejected),
-        "connections_open": n(&s.connections_open),
+        "connections_open": conns.open(),
         "connections_accepted": n(&s.connections),
         "connections_rejected": n(&s.connections_rejected),
         "max_connections": shared.max_connections,

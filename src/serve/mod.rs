@@ -2,8 +2,10 @@
 //! loopback interface, so several processes share one loaded model.
 //!
 //! Layers (one module each):
-//! - this module: [`Server`] (binding, the acceptor, the connection cap, connection
-//!   threads, shutdown), [`ServeConfig`], [`ServeStats`];
+//! - this module: [`Server`] (binding, the batchers, the acceptor thread, shutdown),
+//!   [`ServeConfig`], [`ServeStats`];
+//! - `conn`: the accept loop, the connection cap (an exact count of open connections)
+//!   and the connection threads, shared with `hrl reward-server`;
 //! - `http`: the HTTP/1.1 reader and writer, with checked sizes, and graceful close;
 //! - `batcher`: queued requests become `complete_batch` calls;
 //! - `api`: routing and the endpoints, through the OpenAI wire schema shared with the
@@ -17,11 +19,13 @@
 //!
 //! Connections: one thread per connection, up to `max_connections` (keep-alive,
 //! `Content-Length` or chunked bodies, `Expect: 100-continue`); beyond the cap a
-//! connection is answered 503. A connection's slot and socket are released by a drop
-//! guard however its thread ends; a panic while handling a request is contained (the
-//! client gets a 500, the panic is logged on stderr and counted in `/health`), and the
-//! server keeps serving. Replies that close a connection the client may still be
-//! writing to (the 503, an early 400 or 413) close it gracefully (see `http`).
+//! connection is answered 503. A connection holds its slot from accept to close and
+//! releases it once, however its thread ends (see `conn`; `/health`'s
+//! `connections_open` is that exact count); a panic while handling a request is
+//! contained (the client gets a 500, the panic is logged on stderr and counted in
+//! `/health`), and the server keeps serving. Replies that close a connection the
+//! client may still be writing to (the 503, an early 400 or 413) close it gracefully
+//! (see `http`).
 //!
 //! Batching: a batcher takes whatever is queued (waiting at most `batch_window` for
 //! more once the first arrives, up to `max_batch` requests) and hands it to the
@@ -36,10 +40,9 @@
 
 mod api;
 mod batcher;
+pub(crate) mod conn;
 pub(crate) mod http;
 
-use std::collections::HashMap;
-use std::io::BufReader;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -48,7 +51,8 @@ use std::time::Duration;
 
 use crate::executor::Executor;
 use batcher::Job;
-use http::{HttpError, Linger, ReadError};
+use conn::Connections;
+use http::Linger;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -181,14 +185,10 @@ impl Server {
         let shared = Arc::new(Shared {
             model_name: cfg.model_name.clone(),
             model_id: executor.model_id().to_string(),
-            max_body_bytes: cfg.max_body_bytes,
             max_connections: cfg.max_connections,
-            idle_timeout: cfg.idle_timeout,
             stats: ServeStats::default(),
             next_id: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            open: Mutex::new(HashMap::new()),
-            next_conn: AtomicU64::new(0),
             linger,
         });
         let rx = Arc::new(Mutex::new(rx));
@@ -204,11 +204,34 @@ impl Server {
                     .map_err(|e| ServeError::Config(format!("spawning a batcher: {e}")))?,
             );
         }
+        let settings = conn::Settings {
+            max_body_bytes: cfg.max_body_bytes,
+            idle_timeout: cfg.idle_timeout,
+            name: "hrl serve",
+            panic_message: "internal error: the request handler panicked (see the server's log)",
+        };
         let acceptor = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("hrl-serve-accept".into())
-                .spawn(move || accept_loop(listener, shared, tx))
+                .spawn(move || {
+                    let conns =
+                        Connections::new(shared.max_connections, &shared.stats.connections_open);
+                    // Owns the last sender: the batchers end once it and the
+                    // connection threads are gone.
+                    let api = api::Api {
+                        shared: &shared,
+                        tx,
+                    };
+                    conn::serve(
+                        &listener,
+                        &conns,
+                        &shared.linger,
+                        &settings,
+                        &shared.stop,
+                        &api,
+                    );
+                })
                 .map_err(|e| ServeError::Config(format!("spawning the acceptor: {e}")))?
         };
         Ok(Server {
@@ -251,17 +274,15 @@ impl Server {
 
     fn stop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the acceptor, which blocks in accept().
+        // Wake the acceptor, which blocks in accept(). Once out of its loop it closes
+        // the reading side of every open connection (a thread waiting for a completion
+        // keeps its connection until it has answered) and waits for their threads.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         if let Some(a) = self.acceptor.take() {
             let _ = a.join();
         }
-        // Unblock connection threads waiting for their next request; a thread waiting
-        // for a completion keeps its connection until it has answered.
-        for s in self.shared.lock_open().values() {
-            let _ = s.shutdown(std::net::Shutdown::Read);
-        }
-        // The batchers end once every connection thread has dropped its sender.
+        // The batchers end once every sender is dropped (the acceptor's and the
+        // connection threads' borrows of it are gone now).
         for b in self.batchers.drain(..) {
             let _ = b.join();
         }
@@ -281,179 +302,11 @@ impl Drop for Server {
 struct Shared {
     model_name: String,
     model_id: String,
-    max_body_bytes: usize,
     max_connections: usize,
-    idle_timeout: Duration,
     stats: ServeStats,
     next_id: AtomicU64,
     stop: AtomicBool,
-    /// Open client connections (clones used to unblock them at shutdown). Its size is
-    /// what the connection cap counts.
-    open: Mutex<HashMap<u64, TcpStream>>,
-    next_conn: AtomicU64,
     linger: Linger,
-}
-
-impl Shared {
-    fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, TcpStream>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// A connection's place under the cap. Dropping it (however the connection's thread
-/// ends, a panic included, or when the thread cannot be spawned) frees the slot and
-/// the registry's handle on the socket.
-struct ConnectionSlot {
-    shared: Arc<Shared>,
-    id: u64,
-}
-
-impl Drop for ConnectionSlot {
-    fn drop(&mut self) {
-        if self.shared.lock_open().remove(&self.id).is_some() {
-            self.shared
-                .stats
-                .connections_open
-                .fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: mpsc::Sender<Job>) {
-    for stream in listener.incoming() {
-        if shared.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let Ok(stream) = stream else { continue };
-        let _ = stream.set_nodelay(true);
-        let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-        let slot = {
-            let mut open = shared.lock_open();
-            if open.len() >= shared.max_connections {
-                drop(open);
-                reject_at_cap(stream, &shared);
-                continue;
-            }
-            let Ok(clone) = stream.try_clone() else {
-                continue;
-            };
-            open.insert(id, clone);
-            shared.stats.connections_open.fetch_add(1, Ordering::SeqCst);
-            ConnectionSlot {
-                shared: Arc::clone(&shared),
-                id,
-            }
-        };
-        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
-        let tx = tx.clone();
-        // If the spawn fails the closure (and with it the slot) is dropped: the slot
-        // is released either way.
-        let _ = std::thread::Builder::new()
-            .name(format!("hrl-serve-conn-{id}"))
-            .spawn(move || {
-                let shared = Arc::clone(&slot.shared);
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    connection(stream, &shared, &tx)
-                }));
-                if let Err(panic) = result {
-                    shared.stats.panics.fetch_add(1, Ordering::Relaxed);
-                    eprintln!(
-                        "hrl serve: connection {id}: panic while reading a request ({}); connection closed, slot released",
-                        panic_message(panic.as_ref())
-                    );
-                }
-                drop(slot);
-            });
-    }
-}
-
-/// Answer 503 without taking a slot or blocking the acceptor, then close gracefully.
-fn reject_at_cap(stream: TcpStream, shared: &Shared) {
-    shared
-        .stats
-        .connections_rejected
-        .fetch_add(1, Ordering::Relaxed);
-    let e = HttpError::server(
-        503,
-        format!(
-            "too many connections (limit {}); retry later",
-            shared.max_connections
-        ),
-    );
-    // A fresh connection's send buffer takes the small response at once; never wait
-    // for a client that does not read.
-    if stream.set_nonblocking(true).is_ok() {
-        let _ = std::io::Write::write(
-            &mut &stream,
-            &http::response_bytes(e.status, &e.body(), false),
-        );
-    }
-    shared.linger.close(stream);
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".into())
-}
-
-/// Serve one client connection until it closes, errs, goes idle, or the server stops.
-fn connection(stream: TcpStream, shared: &Shared, tx: &mpsc::Sender<Job>) {
-    let _ = stream.set_read_timeout(Some(shared.idle_timeout));
-    let Ok(mut w) = stream.try_clone() else {
-        return;
-    };
-    let mut r = BufReader::new(stream);
-    while !shared.stop.load(Ordering::SeqCst) {
-        let rq = match http::read_request(&mut r, &mut w, shared.max_body_bytes) {
-            Ok(rq) => rq,
-            Err(ReadError::Closed) => return,
-            Err(ReadError::Bad(e)) => {
-                shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                // The client may still be sending the rest of this request.
-                let _ = http::write_response(&mut w, e.status, &e.body(), false);
-                shared.linger.close(w);
-                return;
-            }
-        };
-        let keep_alive = rq.keep_alive && !shared.stop.load(Ordering::SeqCst);
-        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            api::handle(&rq, shared, tx)
-        }));
-        let (status, body, keep_alive) = match handled {
-            Ok(Ok(body)) => (200, body, keep_alive),
-            Ok(Err(e)) => {
-                if e.status < 500 {
-                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                }
-                (e.status, e.body(), keep_alive)
-            }
-            Err(panic) => {
-                shared.stats.panics.fetch_add(1, Ordering::Relaxed);
-                eprintln!(
-                    "hrl serve: {} {}: panic in request handling ({}); answered 500, connection closed",
-                    rq.method,
-                    rq.path,
-                    panic_message(panic.as_ref())
-                );
-                let e = HttpError::server(
-                    500,
-                    "internal error: the request handler panicked (see the server's log)",
-                );
-                (e.status, e.body(), false)
-            }
-        };
-        if http::write_response(&mut w, status, &body, keep_alive).is_err() {
-            return;
-        }
-        if !keep_alive {
-            if status >= 400 {
-                shared.linger.close(w);
-            }
-            return;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Helpers shared by the integration-test binaries (each includes this file with
 //! `#[path = "../common/mod.rs"] mod common;`): the repository root, the `hrl`
-//! binary, the per-binary lock for heavy tests, the sandbox, the default model and a
-//! private `HRL_HOME` with the installed models linked in.
+//! binary, the per-binary lock for heavy tests, the sandbox, the default model, a
+//! private `HRL_HOME` with the installed models linked in, and (`cap`) the
+//! connection-cap fault test of the two HTTP servers.
 
 #![allow(dead_code)] // each binary uses a different subset
+
+pub mod cap;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 #[path = "../common/mod.rs"]
 mod common;
-use common::{heavy, hrl, private_home, repo, succeed};
+use common::{cap, heavy, hrl, private_home, repo, succeed};
 
 /// The executor of the smoke suite (greedy, prefix reuse off: a completion does not
 /// depend on its batch).
@@ -52,7 +52,8 @@ impl Drop for Server {
     }
 }
 
-fn start_server(home: &Path, out: &Path) -> Server {
+/// Start `hrl reward-server` on the smoke suite (with `extra` flags), writing to `out`.
+fn start_server(home: &Path, out: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(hrl())
         .env("HRL_HOME", home)
         .args(["reward-server", "--limit", "2", "--no-cache", "--suite"])
@@ -60,6 +61,7 @@ fn start_server(home: &Path, out: &Path) -> Server {
         .args(["--addr", "127.0.0.1:0", "--validity-bonus", "0.25"])
         .args(["--invalid-reward", "-0.5", "--out"])
         .arg(out)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -196,7 +198,7 @@ fn reward_server_answers_the_trainers_shapes_with_rewards_hrl_run_confirms() {
     assert_eq!(rows.len(), 1, "the smoke suite has one task");
     let row = &rows[0];
     let cid = row["context_id"].as_str().unwrap().to_string();
-    let server = start_server(h, &h.join("srv"));
+    let server = start_server(h, &h.join("srv"), &[]);
     // The server's contexts are the export's.
     let listed = python(
         "import json,sys,urllib.request\na=json.loads(sys.argv[1])\nprint(urllib.request.urlopen(a['url']+'/contexts').read().decode())",
@@ -379,6 +381,27 @@ print(json.dumps(out))
     let log = std::fs::read_to_string(h.join("srv/rewards.jsonl")).unwrap();
     assert!(log.lines().count() >= 8, "{log}");
     assert!(log.contains("garbage {{{"));
+}
+
+/// Issue 35 for `hrl reward-server --max-connections 8`: the cap holds exactly when
+/// connections close and new ones open at once (the steps are `common::cap`'s, as
+/// for `hrl serve` in tests/executor_http.rs), on one server for 60 cycles and on
+/// fresh servers; `/health` counts every open connection.
+#[test]
+fn reward_server_holds_its_connection_cap_exactly() {
+    let _g = heavy();
+    let home = private_home();
+    let h = home.path();
+    let request = cap::Request {
+        method: "GET",
+        path: "/contexts",
+        body: "",
+    };
+    for (i, cycles) in [60, 10, 10].into_iter().enumerate() {
+        let server = start_server(h, &h.join(format!("srv{i}")), &["--max-connections", "8"]);
+        let addr = server.url.trim_start_matches("http://").parse().unwrap();
+        cap::cycles(addr, 8, &request, cycles, &format!("hrl reward-server {i}"));
+    }
 }
 
 #[test]
