@@ -6,11 +6,11 @@
 //! `hrl` binary) only parses arguments and dispatches here. See `docs/ARCHITECTURE.md`
 //! for the code map and the invariants each module keeps.
 
-pub mod codetasks;
 pub mod error;
 pub mod eval;
 pub mod executor;
 pub mod families;
+pub mod grading;
 pub mod harness;
 pub mod home;
 pub mod humaneval;

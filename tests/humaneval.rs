@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use assert_cmd::Command as Cmd;
-use harness_rl::codetasks::{CodeGrader, SampleResult, TestCode};
+use harness_rl::grading::{CodeGrader, SampleResult, TestCode};
 use harness_rl::humaneval::{self, GradeConfig, Grader, Problem, Solution};
 use harness_rl::sandbox::SandboxConfig;
 use serde_json::Value;

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::{Selection, Suite};
-use harness_rl::eval::{self, ArmOutcome, Progress, summary};
+use harness_rl::eval::{self, ArmOutcome, EvalProgress, summary};
 use harness_rl::report::{self, comparison::Comparison, export};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -110,7 +110,7 @@ pub fn run(a: EvalArgs) -> Result<()> {
 pub fn with_progress<T>(
     settings: &EvalSettings,
     hidden: bool,
-    f: impl FnOnce(&(dyn Fn(&Progress) + Sync)) -> T,
+    f: impl FnOnce(&(dyn Fn(&EvalProgress) + Sync)) -> T,
 ) -> T {
     let multi = MultiProgress::new();
     if hidden {
@@ -124,7 +124,7 @@ pub fn with_progress<T>(
         .unwrap_or(8)
         .max(8);
     let bars = std::sync::Mutex::new(None::<Bars>);
-    let progress = |p: &Progress| {
+    let progress = |p: &EvalProgress| {
         let mut b = bars.lock().unwrap_or_else(|e| e.into_inner());
         let b = b.get_or_insert_with(|| {
             let overall = multi.add(ProgressBar::new(0));

@@ -1,12 +1,12 @@
 //! What `hrl lcb grade` and `hrl humaneval grade` print: the progress bar while
 //! grading, then the report (`--out FILE`, `--json`, or the source's table) and the
-//! grading errors. The grading itself is `harness_rl::codetasks::solutions`.
+//! grading errors. The grading itself is `harness_rl::grading::solutions`.
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use harness_rl::codetasks::solutions::Graded;
+use harness_rl::grading::solutions::Graded;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The bar of a grading run (hidden with `--quiet`); `extra` is appended to the

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use harness_rl::harness::edit::{self, EditContext, FeedbackExample};
-use harness_rl::harness::{Harness, diff, render, run as hrun, snippets};
+use harness_rl::harness::{Harness, diff, job as hrun, render, snippets};
 use harness_rl::task::TaskSet;
 use harness_rl::task::spec::GradingSetup;
 

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use harness_rl::codetasks::SampleResult;
+use harness_rl::grading::SampleResult;
 use harness_rl::humaneval::{self, FetchOutcome, GradeConfig, Grader, Problem, Summary};
 use harness_rl::models;
 use harness_rl::sandbox::SandboxConfig;
 use serde_json::json;
 
 use super::{UsageError, grading};
-use harness_rl::codetasks::solutions;
+use harness_rl::grading::solutions;
 
 #[derive(Subcommand)]
 pub enum HumanEvalCmd {

@@ -17,7 +17,7 @@ use harness_rl::sandbox::SandboxConfig;
 use serde_json::json;
 
 use super::{UsageError, grading};
-use harness_rl::codetasks::solutions;
+use harness_rl::grading::solutions;
 
 #[derive(Subcommand)]
 pub enum LcbCmd {

@@ -1,5 +1,5 @@
 //! `hrl run`: run one harness on a task set with an executor. The flags become a
-//! `harness::run::RunSettings` in one place ([`settings`]); the library does the
+//! `harness::job::JobSettings` in one place ([`settings`]); the library does the
 //! rest. This file only draws the progress bar and prints the table.
 
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use harness_rl::executor::spec::ExecutorSpec;
 use harness_rl::harness::dispatch::DispatchConfig;
-use harness_rl::harness::run::{RunSettings, RunSummary, execute};
+use harness_rl::harness::job::{JobSettings, JobSummary, execute};
 use harness_rl::harness::runtime::{ProgramLimits, RunConfig};
 use harness_rl::harness::tools::ToolLimits;
 use harness_rl::lcb::{GradeConfig, TimeoutClock};
@@ -110,7 +110,7 @@ fn positive(name: &str, v: f64) -> Result<Duration> {
 }
 
 /// The flags as a library config.
-pub fn settings(a: &RunArgs) -> Result<RunSettings> {
+pub fn settings(a: &RunArgs) -> Result<JobSettings> {
     let executor = ExecutorSpec::parse(&a.executor).map_err(|e| UsageError(e.to_string()))?;
     if a.samples == 0 {
         return Err(UsageError("--samples must be >= 1".into()).into());
@@ -134,7 +134,7 @@ pub fn settings(a: &RunArgs) -> Result<RunSettings> {
         }
     };
     let cache = a.cache.setting();
-    Ok(RunSettings {
+    Ok(JobSettings {
         harness: a.harness.clone(),
         tasks: a.tasks.clone(),
         executor,
@@ -181,7 +181,7 @@ pub fn settings(a: &RunArgs) -> Result<RunSettings> {
     })
 }
 
-fn print_table(s: &RunSummary, out: &std::path::Path) {
+fn print_table(s: &JobSummary, out: &std::path::Path) {
     print!("{}", s.aggregates.table());
     println!(
         "harness {} ({}, {}), executor {} [{}], {} items x {} samples",
@@ -246,7 +246,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         );
         b
     };
-    let progress = |p: harness_rl::harness::runtime::Progress| {
+    let progress = |p: harness_rl::harness::runtime::RunProgress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
         bar.set_message(format!("{:.3}", p.mean_score));

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::EvalError;
 use super::sets::SetIds;
-use super::suite::{Limits, Selection, Suite, TaskDef};
+use super::suite::{RolloutLimits, Selection, Suite, TaskDef};
 use crate::executor::spec::{BuildIdentity, CacheSetting, ExecutorIdentity, ExecutorSpec};
 use crate::harness::HarnessKind;
 use crate::harness::dispatch::DispatchConfig;
@@ -54,7 +54,10 @@ impl SuiteRef {
 }
 
 /// The suite's limits with a `--concurrency` override (which must be at least 1).
-fn limits_with_concurrency(suite: &Suite, concurrency: Option<usize>) -> Result<Limits, EvalError> {
+fn limits_with_concurrency(
+    suite: &Suite,
+    concurrency: Option<usize>,
+) -> Result<RolloutLimits, EvalError> {
     let mut limits = suite.limits.clone();
     if let Some(c) = concurrency {
         if c == 0 {
@@ -101,7 +104,7 @@ pub struct EvalSettings {
     pub seed: u64,
     /// `--limit N`: every set cut to N instances (the summary says not comparable).
     pub limit: Option<usize>,
-    pub limits: Limits,
+    pub limits: RolloutLimits,
     pub cache: CacheChoice,
     pub unsafe_no_isolation: bool,
     /// `--python`: the sandbox's interpreter (`python3` on `PATH` when absent); what
@@ -139,7 +142,7 @@ pub struct EngineOverrides {
 pub struct ResolvedEngine {
     /// The executor SPEC, normalised.
     pub executor: String,
-    pub limits: Limits,
+    pub limits: RolloutLimits,
     pub cache: CacheChoice,
     pub unsafe_no_isolation: bool,
     pub python: Option<PathBuf>,

@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use super::config::EvalConfig;
 use super::summary::{self, RunStats, Summary};
 use super::{ArmOutcome, EvalError, INVOCATION, read_json, transfer};
+use crate::harness::job::{JOB_SHARD, JobShardRecord, JobSummary};
 use crate::harness::rollout::Rollout;
-use crate::harness::run::{RUN_SHARD, RunShardRecord, RunSummary};
 use crate::records::run_dir::{self, RunDir};
 use crate::records::{self, CandidateRecord, ProposalRecord, RoundRecord};
 use crate::shard::Shard;
@@ -76,7 +76,7 @@ pub enum Merged {
     /// `hrl eval` / `hrl transfer` run directories (one per proposer or K setting).
     Eval(Vec<ArmOutcome>),
     /// An `hrl run` directory.
-    Run(Box<RunSummary>),
+    Run(Box<JobSummary>),
 }
 
 /// The kind of a directory to merge.
@@ -94,11 +94,11 @@ fn kind_of(dir: &Path) -> Result<Kind, EvalError> {
         Ok(Kind::EvalMulti)
     } else if dir.join(run_dir::CONFIG).exists() {
         Ok(Kind::EvalOne)
-    } else if dir.join(RUN_SHARD).exists() {
+    } else if dir.join(JOB_SHARD).exists() {
         Ok(Kind::Run)
     } else if dir.is_dir() {
         Err(EvalError::Usage(format!(
-            "{}: not a run directory of hrl eval, hrl transfer or a sharded hrl run (no {}, {INVOCATION}, {} or {RUN_SHARD})",
+            "{}: not a run directory of hrl eval, hrl transfer or a sharded hrl run (no {}, {INVOCATION}, {} or {JOB_SHARD})",
             dir.display(),
             transfer::INDEX,
             run_dir::CONFIG
@@ -584,11 +584,11 @@ fn merge_transfer(sources: &[PathBuf], out: &Path) -> Result<Vec<ArmOutcome>, Ev
 }
 
 /// Merge the shards of an `hrl run`.
-fn merge_run(sources: &[PathBuf], out: &Path) -> Result<RunSummary, EvalError> {
+fn merge_run(sources: &[PathBuf], out: &Path) -> Result<JobSummary, EvalError> {
     let mut items = Vec::new();
     for d in sources {
-        let rec: RunShardRecord = read_json(&d.join(RUN_SHARD))?;
-        let sum: RunSummary = read_json(&d.join("summary.json")).map_err(|e| {
+        let rec: JobShardRecord = read_json(&d.join(JOB_SHARD))?;
+        let sum: JobSummary = read_json(&d.join("summary.json")).map_err(|e| {
             EvalError::Usage(format!("{e} (a shard must finish before it is merged)"))
         })?;
         items.push((d.clone(), Some(rec.shard), (rec, sum)));
@@ -626,7 +626,7 @@ fn merge_run(sources: &[PathBuf], out: &Path) -> Result<RunSummary, EvalError> {
         }
         let by_id: HashMap<&str, usize> =
             rec.items.iter().map(|(i, id)| (id.as_str(), *i)).collect();
-        let log = crate::harness::run::read_log(&dir.join("rollouts.jsonl"))
+        let log = crate::harness::job::read_log(&dir.join("rollouts.jsonl"))
             .map_err(|e| EvalError::Records(e.to_string()))?;
         let mut n = 0;
         for r in log.into_values() {
@@ -660,7 +660,7 @@ fn merge_run(sources: &[PathBuf], out: &Path) -> Result<RunSummary, EvalError> {
     let mut s = s0.clone();
     s.items = r0.total_items;
     s.shard = None;
-    s.aggregates = crate::harness::report::Aggregates::from_rollouts(&rollouts);
+    s.aggregates = crate::harness::execution_report::Aggregates::from_rollouts(&rollouts);
     let mut b = crate::harness::dispatch::BatchStats::default();
     for (_, _, (_, x)) in &shards {
         b.batches += x.batching.batches;

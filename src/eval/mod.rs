@@ -40,7 +40,7 @@ use self::summary::{RunStats, Summary};
 use crate::executor::cache::CachedExecutor;
 use crate::executor::spec::OpenOptions;
 use crate::executor::{Executor, ExecutorError, ExecutorIdentity};
-use crate::harness::report::ReportOptions;
+use crate::harness::execution_report::ExecutionReportOptions;
 use crate::harness::rollout::Rollout;
 use crate::harness::{HarnessError, runtime};
 use crate::proposer::{self, OpenContext, ProposerError, ProposerSpec, SharedExecutor};
@@ -149,7 +149,7 @@ impl Backend {
 
 /// Progress of a run, for progress bars.
 #[derive(Debug, Clone)]
-pub struct Progress {
+pub struct EvalProgress {
     pub tasks: Vec<String>,
     /// Finished rounds (round 0 included) per task, over all proposers and samples.
     pub done: Vec<usize>,
@@ -224,7 +224,7 @@ pub fn resume_settings(dir: &Path) -> Result<EvalSettings, EvalError> {
 pub fn run(
     settings: &EvalSettings,
     resume: bool,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<Vec<ArmOutcome>, EvalError> {
     let sandbox = Sandbox::new(settings.sandbox_config())?;
     let backend = Backend::open(settings)?;
@@ -272,7 +272,7 @@ pub fn run_with(
     sandbox: &Sandbox,
     proposers: &[Arc<dyn proposer::Proposer>],
     resume: bool,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<Vec<ArmOutcome>, EvalError> {
     if proposers.len() != settings.proposers.len() {
         return Err(EvalError::Usage(format!(
@@ -474,7 +474,7 @@ fn run_trajectories(
     arms: &[Arm],
     tasks: &[prepare::EvalTask],
     concurrency: usize,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Option<EvalError> {
     // Progress (a shard counts its own units only).
     let per_task_total: Vec<usize> = (0..tasks.len())
@@ -488,7 +488,7 @@ fn run_trajectories(
     let done_counts: Vec<AtomicUsize> = tasks.iter().map(|_| AtomicUsize::new(0)).collect();
     let task_names: Vec<String> = tasks.iter().map(|t| t.def.id.clone()).collect();
     let report_progress = || {
-        progress(&Progress {
+        progress(&EvalProgress {
             tasks: task_names.clone(),
             done: done_counts
                 .iter()
@@ -511,7 +511,7 @@ fn run_trajectories(
         candidates: settings.candidates as usize,
         select: settings.select,
         seed: settings.seed,
-        report: ReportOptions {
+        report: ExecutionReportOptions {
             show_gold: settings.proposer_settings.show_gold,
             budget_tokens: settings.proposer_settings.report_tokens,
         },

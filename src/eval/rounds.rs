@@ -32,7 +32,7 @@ use super::sets::SetName;
 use super::suite::Selection;
 use crate::harness::Harness;
 use crate::harness::edit::{EditContext, FeedbackExample};
-use crate::harness::report::{ExecutionReport, ReportOptions};
+use crate::harness::execution_report::{ExecutionReport, ExecutionReportOptions};
 use crate::harness::rollout::Rollout;
 use crate::proposer::{
     HistoryCandidate, HistoryEntry, ProposalRequest, Proposer, Revision, TokenUse,
@@ -109,7 +109,7 @@ pub struct Shared<'a> {
     pub candidates: usize,
     pub select: Selection,
     pub seed: u64,
-    pub report: ReportOptions,
+    pub report: ExecutionReportOptions,
     /// Called after every finished round with (arm, task, round).
     pub on_round: &'a (dyn Fn(usize, usize, u32) + Sync),
 }

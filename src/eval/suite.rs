@@ -123,7 +123,7 @@ impl Default for SetSizes {
 /// Per-rollout limits and concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Limits {
+pub struct RolloutLimits {
     pub tool_timeout_s: f64,
     pub harness_timeout_s: f64,
     pub max_llm_calls: u32,
@@ -142,9 +142,9 @@ fn default_window() -> u64 {
     20
 }
 
-impl Default for Limits {
+impl Default for RolloutLimits {
     fn default() -> Self {
-        Limits {
+        RolloutLimits {
             tool_timeout_s: 10.0,
             harness_timeout_s: 60.0,
             max_llm_calls: 32,
@@ -266,7 +266,7 @@ pub struct Suite {
     /// Proposer specs (paths of `file:` proposers resolved).
     pub proposers: Vec<String>,
     pub proposer: ProposerSettings,
-    pub limits: Limits,
+    pub limits: RolloutLimits,
     pub tasks: Vec<TaskDef>,
     /// The `[train]` table, if any (`hrl train`).
     #[serde(default)]
@@ -300,7 +300,7 @@ struct File {
     #[serde(default)]
     proposer: Option<ProposerFile>,
     #[serde(default)]
-    limits: Option<Limits>,
+    limits: Option<RolloutLimits>,
     #[serde(default, rename = "task")]
     tasks: Vec<TaskFile>,
     #[serde(default)]

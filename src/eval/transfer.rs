@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{EvalSettings, Overrides, SuiteRef};
 use super::suite::{Suite, TaskSource, Transfer, TransferKind};
-use super::{ArmOutcome, Backend, EvalError, Progress, read_json};
+use super::{ArmOutcome, Backend, EvalError, EvalProgress, read_json};
 use crate::proposer::{self, ProposerSpec};
 use crate::records::run_dir;
 use crate::sandbox::Sandbox;
@@ -357,7 +357,7 @@ pub struct TransferOutcome {
 pub fn run(
     ts: &TransferSettings,
     resume: bool,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<TransferOutcome, EvalError> {
     let settings = &ts.index.settings;
     prepare(ts, resume)?;
@@ -377,7 +377,7 @@ pub fn run_with(
     sandbox: &Sandbox,
     proposers: &[std::sync::Arc<dyn proposer::Proposer>],
     resume: bool,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<TransferOutcome, EvalError> {
     prepare(ts, resume)?;
     let settings = &ts.index.settings;

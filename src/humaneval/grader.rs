@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{HumanEvalError, Problem};
-use crate::codetasks::{CodeGrader, Interval, SampleResult, TestCode, TestResult, interval95};
+use crate::grading::{CodeGrader, Interval, SampleResult, TestCode, TestResult, interval95};
 use crate::lcb::grader::pass_at_k;
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
 
@@ -122,7 +122,7 @@ impl Grader {
         sample: usize,
     ) -> Result<SampleResult, HumanEvalError> {
         let program = program(problem, &solution.code(problem));
-        let nonce = crate::codetasks::nonce();
+        let nonce = crate::grading::nonce();
         let job = serde_json::json!({"program": program, "nonce": nonce});
         let cpu = self.config.timeout.as_secs_f64().ceil().max(1.0) as u64;
         let req = RunRequest {

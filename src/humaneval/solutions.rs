@@ -77,7 +77,7 @@ pub fn matched<'p>(
         found.push((p, solution));
     }
     let (samples, _) =
-        crate::codetasks::solutions::sample_indices(found.iter().map(|(p, _)| p.task_id.as_str()));
+        crate::grading::solutions::sample_indices(found.iter().map(|(p, _)| p.task_id.as_str()));
     Ok(found
         .into_iter()
         .zip(samples)

@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{LcbError, Problem};
-pub use crate::codetasks::{SampleResult, TestCode, TestResult};
+pub use crate::grading::{SampleResult, TestCode, TestResult};
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
 
 /// The Python driver run inside the sandbox (judge semantics).
@@ -227,7 +227,7 @@ impl Grader {
                     .into(),
             });
         }
-        let nonce = crate::codetasks::nonce();
+        let nonce = crate::grading::nonce();
         let reference = self.config.semantics == Semantics::Reference;
         let job = Job {
             code,
@@ -564,7 +564,7 @@ pub fn summarize(problems: &[&Problem], results: &[SampleResult], ks: &[u64]) ->
     }
 }
 
-impl crate::codetasks::CodeGrader for Grader {
+impl crate::grading::CodeGrader for Grader {
     type Problem = Problem;
     type Error = LcbError;
 

@@ -100,7 +100,7 @@ pub fn matched<'d>(
         };
         found.push((p, code));
     }
-    let (samples, _) = crate::codetasks::solutions::sample_indices(
+    let (samples, _) = crate::grading::solutions::sample_indices(
         found.iter().map(|(p, _)| p.question_id.as_str()),
     );
     Ok((

@@ -39,7 +39,7 @@ use crate::executor::spec::{CacheSetting, ExecutorIdentity, ExecutorSpec, OpenOp
 use crate::executor::{Executor, ExecutorError};
 use crate::harness::Harness;
 use crate::harness::edit::EditContext;
-use crate::harness::report::ExecutionReport;
+use crate::harness::execution_report::ExecutionReport;
 use crate::task::ItemKind;
 
 /// Errors that stop a proposer (not invalid revisions, which are results).
@@ -71,7 +71,7 @@ impl crate::error::Classify for ProposerError {
 }
 
 /// What a proposer is told about the task. Learned proposers that must transfer to
-/// unseen families read only task-agnostic features (see `harness::report`); the
+/// unseen families read only task-agnostic features (see `harness::execution_report`); the
 /// description is for prompted proposers, as in the published protocol.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskInfo {

@@ -109,12 +109,7 @@ pub fn build(dirs: &[PathBuf]) -> Result<Comparison, ReportError> {
             seed: t.metrics.seed_test,
             finals: arms
                 .iter()
-                .map(|arm| {
-                    arm.summary
-                        .tasks
-                        .get(i)
-                        .map(|x| x.metrics.final_test)
-                })
+                .map(|arm| arm.summary.tasks.get(i).map(|x| x.metrics.final_test))
                 .collect(),
             paired,
         });

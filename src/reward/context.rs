@@ -41,7 +41,7 @@ use crate::eval::rounds;
 use crate::eval::sets::{SetName, TaskSets};
 use crate::executor::Message;
 use crate::harness::edit::EditContext;
-use crate::harness::report::{ExecutionReport, ReportOptions};
+use crate::harness::execution_report::{ExecutionReport, ExecutionReportOptions};
 use crate::harness::{Harness, HarnessKind};
 use crate::proposer::template::Template;
 use crate::proposer::{ProposalRequest, llm};
@@ -191,7 +191,7 @@ pub fn build(
         .collect();
     let (results, _) = engine.score(&reqs, log)?;
     let ps = &settings.proposer_settings;
-    let report_options = ReportOptions {
+    let report_options = ExecutionReportOptions {
         show_gold: ps.show_gold,
         budget_tokens: ps.report_tokens,
     };

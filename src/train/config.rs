@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TrainError;
 use crate::eval::config::{CacheChoice, EngineOverrides, EvalSettings, SuiteRef};
-use crate::eval::suite::{Limits, Selection, Suite, TaskDef, TrainSpec};
+use crate::eval::suite::{RolloutLimits, Selection, Suite, TaskDef, TrainSpec};
 use crate::proposer::ProposerSettings;
 
 /// Everything a training run needs, resolved (kept in `DIR/train-config.json`).
@@ -24,7 +24,7 @@ pub struct TrainSettings {
     pub train: TrainSpec,
     /// Report rendering settings the suite gives proposers (`show_gold`, budget).
     pub proposer_settings: ProposerSettings,
-    pub limits: Limits,
+    pub limits: RolloutLimits,
     pub cache: CacheChoice,
     pub unsafe_no_isolation: bool,
     /// `--python`: the sandbox's interpreter (`python3` when absent).

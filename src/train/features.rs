@@ -30,15 +30,15 @@
 //! | `max_tokens` | the `max_tokens` in effect, / 1000 |
 //! | `edits_so_far` | edits already chosen in this revision / the revision's maximum length |
 //!
-//! The report features come from `harness::report::features`, the harness features
-//! from `harness::report::harness_features` (a program harness gives zeros: the
+//! The report features come from `harness::execution_report::features`, the harness features
+//! from `harness::execution_report::harness_features` (a program harness gives zeros: the
 //! policy does not edit programs).
 
 use std::collections::BTreeMap;
 
 use crate::harness::Harness;
 use crate::harness::edit::EditContext;
-use crate::harness::report::{self, ExecutionReport};
+use crate::harness::execution_report::{self, ExecutionReport};
 use crate::task::{AnswerShape, ItemKind};
 
 /// The feature names, in vector order (see the module doc).
@@ -101,7 +101,7 @@ impl ContextFeatures {
     ) -> ContextFeatures {
         let mut values = match report {
             Some(r) => {
-                let mut v = report::features(r);
+                let mut v = execution_report::features(r);
                 v.insert("report.present".into(), 1.0);
                 v
             }
@@ -137,7 +137,7 @@ impl ContextFeatures {
     /// `edits_so_far` of at most `max_edits` edits.
     pub fn vector(&self, harness: &Harness, edits_so_far: usize, max_edits: usize) -> Vec<f64> {
         let mut all = self.values.clone();
-        all.extend(report::harness_features(harness));
+        all.extend(execution_report::harness_features(harness));
         all.insert(
             "edits_so_far".into(),
             edits_so_far as f64 / max_edits.max(1) as f64,

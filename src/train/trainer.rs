@@ -62,7 +62,7 @@ use crate::eval::sets::SetName;
 use crate::eval::{Backend, EvalError};
 use crate::harness::Harness;
 use crate::harness::edit::EditContext;
-use crate::harness::report::{ExecutionReport, ReportOptions};
+use crate::harness::execution_report::{ExecutionReport, ExecutionReportOptions};
 use crate::harness::rollout::Rollout;
 use crate::records::run_dir::{self, RunDir};
 use crate::records::train::{
@@ -235,7 +235,7 @@ fn context(
     parent: Arc<Harness>,
     fb: &crate::eval::engine::SetResult,
     items: &[crate::task::Item],
-    opts: &ReportOptions,
+    opts: &ExecutionReportOptions,
 ) -> Ctx {
     let report = ExecutionReport::from_rollouts(&fb.rollouts, opts);
     let edit_ctx = crate::eval::rounds::edit_context(items, Some(&fb.rollouts));
@@ -351,7 +351,7 @@ pub fn run_with(
         all_sets,
         done,
     );
-    let report_opts = ReportOptions {
+    let report_opts = ExecutionReportOptions {
         show_gold: settings.proposer_settings.show_gold,
         budget_tokens: settings.proposer_settings.report_tokens,
     };
@@ -610,7 +610,7 @@ fn heldout_eval(
     heldout: &[usize],
     seeds: &[Arc<Harness>],
     kinds: &[ItemKind],
-    opts: &ReportOptions,
+    opts: &ExecutionReportOptions,
     step: u64,
     out: &mut Log,
 ) -> Result<f64, TrainError> {

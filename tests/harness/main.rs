@@ -366,7 +366,7 @@ def solve(question, llm, python):
         assert!(r.executor_free);
         assert_eq!(r.score, 1.0, "{:?}", r.detail);
     }
-    let agg = harness_rl::harness::report::Aggregates::from_rollouts(&out.rollouts);
+    let agg = harness_rl::harness::execution_report::Aggregates::from_rollouts(&out.rollouts);
     assert_eq!(agg.executor_free, 3);
     assert_eq!(agg.executor_free_rate, 1.0);
     assert!(agg.table().contains("gcd"));

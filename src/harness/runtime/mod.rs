@@ -22,7 +22,7 @@ mod strategy;
 
 pub use channel::check_program;
 pub use config::{ProgramLimits, RunConfig};
-pub use pool::{Progress, RunContext, RunOutput, run};
+pub use pool::{RunContext, RunOutput, RunProgress, run};
 pub use strategy::msg;
 
 use std::time::Instant;

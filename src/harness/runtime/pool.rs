@@ -17,9 +17,9 @@ use crate::task::Item;
 
 use super::{RunConfig, RunError, Runtime, check_program};
 
-/// Progress of a run, for a progress bar.
+/// RunProgress of a run, for a progress bar.
 #[derive(Debug, Clone, Copy)]
-pub struct Progress {
+pub struct RunProgress {
     pub done: usize,
     pub total: usize,
     /// Mean score of the finished rollouts.
@@ -56,7 +56,7 @@ pub fn run(
     items: &[Item],
     done: &HashMap<String, Rollout>,
     sink: &mut dyn FnMut(&Rollout) -> Result<(), std::io::Error>,
-    progress: &(dyn Fn(Progress) + Sync),
+    progress: &(dyn Fn(RunProgress) + Sync),
 ) -> Result<RunOutput, RunError> {
     let start = Instant::now();
     let config = ctx.config;
@@ -103,7 +103,7 @@ pub fn run(
             None => todo.push(k),
         }
     }
-    progress(Progress {
+    progress(RunProgress {
         done: reused,
         total,
         mean_score: if reused > 0 {
@@ -131,7 +131,7 @@ pub fn run(
             finished += 1;
             score_sum += r.score;
             out[todo[j]] = Some(r);
-            progress(Progress {
+            progress(RunProgress {
                 done: finished,
                 total,
                 mean_score: score_sum / finished as f64,

@@ -196,16 +196,16 @@ impl Aggregates {
 
 /// How an execution report is built and rendered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportOptions {
+pub struct ExecutionReportOptions {
     /// Show the feedback items' gold answers.
     pub show_gold: bool,
     /// Budget of the rendered text, in tokens (estimated as characters / 4).
     pub budget_tokens: usize,
 }
 
-impl Default for ReportOptions {
+impl Default for ExecutionReportOptions {
     fn default() -> Self {
-        ReportOptions {
+        ExecutionReportOptions {
             show_gold: false,
             budget_tokens: 6000,
         }
@@ -247,7 +247,10 @@ pub struct ExecutionReport {
 }
 
 impl ExecutionReport {
-    pub fn from_rollouts(rollouts: &[Rollout], options: &ReportOptions) -> ExecutionReport {
+    pub fn from_rollouts(
+        rollouts: &[Rollout],
+        options: &ExecutionReportOptions,
+    ) -> ExecutionReport {
         let items = rollouts
             .iter()
             .map(|r| {

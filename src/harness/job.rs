@@ -1,4 +1,4 @@
-//! `hrl run` as a library call: [`RunSettings`] (what the command line resolves to)
+//! `hrl run` as a library call: [`JobSettings`] (what the command line resolves to)
 //! → load the harness and the tasks, open the executor and the sandbox, run, and keep
 //! a run directory:
 //!
@@ -7,7 +7,7 @@
 //!   key (item, sample, harness hash, executor identity, result-relevant settings)
 //!   matches, so an interrupted run resumes where it stopped; a torn last line (the
 //!   process was killed while writing) is ignored.
-//! - `summary.json`: [`RunSummary`] of the requested items, rewritten atomically at
+//! - `summary.json`: [`JobSummary`] of the requested items, rewritten atomically at
 //!   the end.
 //! - `harnesses/<hash>.{toml,py}`: the harness's canonical form.
 
@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::dispatch::BatchStats;
-use super::report::Aggregates;
+use super::execution_report::Aggregates;
 use super::rollout::Rollout;
-use super::runtime::{self, Progress, RunConfig, RunContext, RunError, RunOutput};
+use super::runtime::{self, RunConfig, RunContext, RunError, RunOutput, RunProgress};
 use super::{Harness, HarnessKind};
 use crate::executor::spec::{CacheSetting, ExecutorIdentity, ExecutorSpec, OpenOptions};
 use crate::lcb::GradeConfig;
@@ -34,7 +34,7 @@ pub const SUMMARY_SCHEMA: u32 = 1;
 
 /// Everything `hrl run` needs, resolved from its flags.
 #[derive(Debug, Clone)]
-pub struct RunSettings {
+pub struct JobSettings {
     pub harness: PathBuf,
     pub tasks: Vec<String>,
     pub executor: ExecutorSpec,
@@ -44,17 +44,17 @@ pub struct RunSettings {
     pub sandbox: SandboxConfig,
     pub grade: GradeConfig,
     /// `--shard I/N`: run only this shard's items (see [`crate::shard`]); the run
-    /// directory then holds [`RUN_SHARD`] and `hrl merge` combines the shards.
+    /// directory then holds [`JOB_SHARD`] and `hrl merge` combines the shards.
     pub shard: Option<Shard>,
 }
 
 /// `shard.json` of a sharded run directory.
-pub const RUN_SHARD: &str = "shard.json";
+pub const JOB_SHARD: &str = "shard.json";
 
 /// Which items a sharded run ran: its shard, the number of items of the whole run,
 /// and its own items as (index in the whole run, item id).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunShardRecord {
+pub struct JobShardRecord {
     pub shard: Shard,
     pub total_items: usize,
     pub items: Vec<(usize, String)>,
@@ -80,7 +80,7 @@ pub struct CacheRecord {
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
+pub struct JobSummary {
     pub schema: u32,
     pub crate_version: String,
     pub harness: HarnessRecord,
@@ -89,7 +89,7 @@ pub struct RunSummary {
     pub samples: u32,
     pub executor: ExecutorIdentity,
     pub config: RunConfig,
-    /// [`RunConfig::result_hash`] under [`RunSummary::sandbox_python`].
+    /// [`RunConfig::result_hash`] under [`JobSummary::sandbox_python`].
     pub config_hash: String,
     /// The sandbox's interpreter (version and installed packages): part of the
     /// result's identity for harnesses that run code. Absent in summaries written
@@ -168,9 +168,9 @@ pub fn summarize(
     output: &RunOutput,
     llama: Option<serde_json::Value>,
     cache: Option<CacheRecord>,
-) -> RunSummary {
+) -> JobSummary {
     let wall_s = output.wall.as_secs_f64();
-    RunSummary {
+    JobSummary {
         schema: SUMMARY_SCHEMA,
         crate_version: env!("CARGO_PKG_VERSION").to_string(),
         harness: HarnessRecord {
@@ -206,7 +206,7 @@ pub fn summarize(
 /// Add the wall time and invocation count of the summary an earlier invocation left
 /// in the same run directory (if any) to `summary`'s totals. A summary from before
 /// the totals existed counts as one invocation of its `wall_s`.
-pub fn accumulate(summary: &mut RunSummary, earlier: Option<&RunSummary>) {
+pub fn accumulate(summary: &mut JobSummary, earlier: Option<&JobSummary>) {
     if let Some(e) = earlier {
         let (total, n) = if e.invocations == 0 {
             (e.wall_s, 1)
@@ -233,9 +233,9 @@ pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> Result<(), RunE
 
 /// Run `hrl run`: returns the summary and the rollouts.
 pub fn execute(
-    settings: &RunSettings,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<(RunSummary, RunOutput), RunError> {
+    settings: &JobSettings,
+    progress: &(dyn Fn(RunProgress) + Sync),
+) -> Result<(JobSummary, RunOutput), RunError> {
     let harness = Harness::load(&settings.harness)?;
     let origin = settings.harness.display().to_string();
     let task_ctx = GradingSetup {
@@ -254,7 +254,7 @@ pub fn execute(
                 mine.push((i, item));
             }
         }
-        let record = RunShardRecord {
+        let record = JobShardRecord {
             shard,
             total_items,
             items: mine.iter().map(|(i, it)| (*i, it.id())).collect(),
@@ -264,11 +264,11 @@ pub fn execute(
     });
     let sandbox = Sandbox::new(settings.sandbox.clone())?;
     std::fs::create_dir_all(&settings.out)?;
-    let shard_path = settings.out.join(RUN_SHARD);
+    let shard_path = settings.out.join(JOB_SHARD);
     match &shard_record {
         Some(rec) => {
             if let Ok(text) = std::fs::read_to_string(&shard_path) {
-                let old: RunShardRecord = serde_json::from_str(&text)
+                let old: JobShardRecord = serde_json::from_str(&text)
                     .map_err(|e| RunError::Usage(format!("{}: {e}", shard_path.display())))?;
                 if old.shard != rec.shard || old.total_items != rec.total_items {
                     return Err(RunError::Usage(format!(
@@ -352,7 +352,7 @@ pub fn execute(
     // An unreadable earlier summary only loses the earlier total; the rollouts are safe.
     let earlier = std::fs::read_to_string(&summary_path)
         .ok()
-        .and_then(|t| serde_json::from_str::<RunSummary>(&t).ok());
+        .and_then(|t| serde_json::from_str::<JobSummary>(&t).ok());
     accumulate(&mut summary, earlier.as_ref());
     write_json_atomic(&summary_path, &summary)?;
     Ok((summary, output))
