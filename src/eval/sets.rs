@@ -134,22 +134,9 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
                 test: Arc::new(test),
             })
         }
-        TaskSource::Lcb {
-            dir,
-            release,
-            from,
-            to,
-            platform,
-            difficulty,
-            seed,
-        } => {
+        TaskSource::Lcb { selection, seed } => {
             let spec = TaskSpec::Lcb {
-                dir: dir.clone(),
-                release: release.clone(),
-                from: from.clone(),
-                to: to.clone(),
-                platform: platform.clone(),
-                difficulty: difficulty.clone(),
+                selection: selection.clone(),
                 n: None,
                 start: 0,
             };

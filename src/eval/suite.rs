@@ -169,12 +169,9 @@ pub enum TaskSource {
     },
     /// LiveCodeBench problems; the sets are disjoint problem sets (a seeded shuffle).
     Lcb {
-        dir: PathBuf,
-        release: String,
-        from: Option<String>,
-        to: Option<String>,
-        platform: Option<String>,
-        difficulty: Option<String>,
+        /// Which problems (serialised flat: `dir`, `release`, `from`, ...).
+        #[serde(flatten)]
+        selection: crate::lcb::LcbSelection,
         /// The shuffle seed.
         seed: u64,
     },
@@ -729,35 +726,20 @@ impl Suite {
                         "LiveCodeBench tasks have no level".into(),
                     ));
                 }
-                let release = t.release.clone().unwrap_or_else(|| "release_latest".into());
-                release
-                    .parse::<crate::lcb::ReleaseTag>()
-                    .map_err(|e| err(&at("release"), e.to_string()))?;
-                for (k, v) in [("from", &t.from), ("to", &t.to)] {
-                    if let Some(v) = v {
-                        crate::lcb::DateBound::parse(v).map_err(|e| err(&at(k), e.to_string()))?;
-                    }
-                }
-                if let Some(p) = &t.platform
-                    && !["leetcode", "codeforces", "atcoder"].contains(&p.as_str())
-                {
-                    return Err(err(&at("platform"), format!("unknown platform `{p}`")));
-                }
-                if let Some(d) = &t.difficulty
-                    && !["easy", "medium", "hard"].contains(&d.as_str())
-                {
-                    return Err(err(&at("difficulty"), format!("unknown difficulty `{d}`")));
-                }
+                let selection = crate::lcb::LcbSelection {
+                    release: t.release.clone().unwrap_or_else(|| "release_latest".into()),
+                    from: t.from.clone(),
+                    to: t.to.clone(),
+                    platform: t.platform.clone(),
+                    difficulty: t.difficulty.clone(),
+                    ..crate::lcb::LcbSelection::new(resolve(dir))
+                };
+                selection.check().map_err(|(k, m)| err(&at(k), m))?;
                 let name = t.name.clone().unwrap_or_else(|| "lcb".into());
                 tasks.push(TaskDef {
                     id: format!("lcb/{name}"),
                     source: TaskSource::Lcb {
-                        dir: resolve(dir),
-                        release,
-                        from: t.from.clone(),
-                        to: t.to.clone(),
-                        platform: t.platform.clone(),
-                        difficulty: t.difficulty.clone(),
+                        selection,
                         seed: t.seed.unwrap_or(f.seed),
                     },
                     sets,
@@ -1035,10 +1017,9 @@ fn check_transfer(
             }
             for task in tasks {
                 match &task.source {
-                    TaskSource::Lcb {
-                        release, from, to, ..
-                    } => {
-                        if release != "release_latest" || from.is_some() || to.is_some() {
+                    TaskSource::Lcb { selection: sel, .. } => {
+                        if sel.release != "release_latest" || sel.from.is_some() || sel.to.is_some()
+                        {
                             return Err(err(
                                 "task",
                                 format!(

@@ -176,12 +176,12 @@ impl TransferSettings {
             TransferKind::Temporal => {
                 let mut rule = None;
                 for t in &mut suite.tasks {
-                    let TaskSource::Lcb {
-                        dir, release, from, ..
-                    } = &mut t.source
-                    else {
+                    let TaskSource::Lcb { selection, .. } = &mut t.source else {
                         continue;
                     };
+                    let crate::lcb::LcbSelection {
+                        dir, release, from, ..
+                    } = selection;
                     if let Some(d) = &o.lcb_dir {
                         *dir = d.clone();
                     }

@@ -5,6 +5,8 @@
 //! - [`loader`]: reads `test.jsonl`, `test2.jsonl`, ... from a directory; decodes each
 //!   row (private tests as plain JSON, or base64 → zlib → [`pickle`] → JSON string);
 //!   bad rows are errors naming file and line, or are skipped and reported.
+//! - [`selection`]: which problems a task uses ([`LcbSelection`]: release, dates,
+//!   platform, difficulty), shared by task SPECs and suites.
 //! - [`split`]: `--cutoff DATE` and the `v5-to-v6` preset, with counts per side.
 //! - [`prompt`]: LiveCodeBench's generation prompt and last-fenced-block extraction.
 //! - [`grader`]: runs a Python driver (`driver.py`) in one sandboxed process per
@@ -14,6 +16,7 @@ pub mod grader;
 pub mod loader;
 pub mod pickle;
 pub mod prompt;
+pub mod selection;
 pub mod solutions;
 pub mod split;
 
@@ -25,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use grader::{GradeConfig, Grader, SampleResult, Semantics, TestCode, TimeoutClock, pass_at_k};
 pub use loader::{BadRow, Dataset, LoadOptions, load_dir};
+pub use selection::LcbSelection;
 pub use split::{Split, SplitSpec};
 
 /// Errors of the lcb module (classified by [`crate::error::Classify`]: the user's input,

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use super::{Item, TaskError};
 use crate::families::{self, Instance, InstanceStream, Level, Variant};
 use crate::humaneval;
-use crate::lcb::{self, DateBound, DateWindow, GradeConfig, Grader, LoadOptions, ReleaseTag};
+use crate::lcb::{self, GradeConfig, Grader, LcbSelection};
 use crate::sandbox::SandboxConfig;
 
 /// A parsed task SPEC.
@@ -57,12 +57,8 @@ pub enum TaskSpec {
     },
     Jsonl(PathBuf),
     Lcb {
-        dir: PathBuf,
-        release: String,
-        from: Option<String>,
-        to: Option<String>,
-        platform: Option<String>,
-        difficulty: Option<String>,
+        /// Which problems (release, dates, platform, difficulty).
+        selection: LcbSelection,
         n: Option<usize>,
         start: usize,
     },
@@ -269,75 +265,35 @@ impl TaskSpec {
                 if dir.is_empty() {
                     return Err(bad(spec, "lcb: needs a directory"));
                 }
-                let mut s = TaskSpec::Lcb {
-                    dir: PathBuf::from(dir),
-                    release: "release_latest".into(),
-                    from: None,
-                    to: None,
-                    platform: None,
-                    difficulty: None,
-                    n: None,
-                    start: 0,
-                };
-                let TaskSpec::Lcb {
-                    release,
-                    from,
-                    to,
-                    platform,
-                    difficulty,
-                    n,
-                    start,
-                    ..
-                } = &mut s
-                else {
-                    unreachable!()
-                };
+                let mut selection = LcbSelection::new(dir);
+                let (mut n, mut start) = (None, 0usize);
                 for (k, v) in opts {
                     match k.as_str() {
-                        "release" => {
-                            v.parse::<ReleaseTag>()
-                                .map_err(|e| bad(spec, e.to_string()))?;
-                            *release = v;
-                        }
-                        "from" => {
-                            DateBound::parse(&v).map_err(|e| bad(spec, e.to_string()))?;
-                            *from = Some(v);
-                        }
-                        "to" => {
-                            DateBound::parse(&v).map_err(|e| bad(spec, e.to_string()))?;
-                            *to = Some(v);
-                        }
-                        "platform" => {
-                            if !["leetcode", "codeforces", "atcoder"].contains(&v.as_str()) {
-                                return Err(bad(spec, format!("unknown platform `{v}`")));
-                            }
-                            *platform = Some(v);
-                        }
-                        "difficulty" => {
-                            if !["easy", "medium", "hard"].contains(&v.as_str()) {
-                                return Err(bad(spec, format!("unknown difficulty `{v}`")));
-                            }
-                            *difficulty = Some(v);
-                        }
                         "n" => {
                             let x: usize = num(spec, "n", &v)?;
                             if x == 0 {
                                 return Err(bad(spec, "n must be at least 1"));
                             }
-                            *n = Some(x);
+                            n = Some(x);
                         }
-                        "start" => *start = num(spec, "start", &v)?,
+                        "start" => start = num(spec, "start", &v)?,
                         other => {
-                            return Err(bad(
-                                spec,
-                                format!(
-                                    "unknown option `{other}` (release, from, to, platform, difficulty, n, start)"
-                                ),
-                            ));
+                            if !selection.set(other, &v).map_err(|e| bad(spec, e))? {
+                                return Err(bad(
+                                    spec,
+                                    format!(
+                                        "unknown option `{other}` (release, from, to, platform, difficulty, n, start)"
+                                    ),
+                                ));
+                            }
                         }
                     }
                 }
-                Ok(s)
+                Ok(TaskSpec::Lcb {
+                    selection,
+                    n,
+                    start,
+                })
             }
             "humaneval" => {
                 // Every segment may be an option (`humaneval:n=5`): then no path.
@@ -438,35 +394,14 @@ impl TaskSpec {
             }
             TaskSpec::Jsonl(path) => read_instances(path),
             TaskSpec::Lcb {
-                dir,
-                release,
-                from,
-                to,
-                platform,
-                difficulty,
+                selection,
                 n,
                 start,
             } => {
-                let window = DateWindow {
-                    from: from.as_deref().map(DateBound::parse).transpose()?,
-                    to: to.as_deref().map(DateBound::parse).transpose()?,
-                };
-                let opts = LoadOptions {
-                    release: release.parse::<ReleaseTag>()?,
-                    window,
-                    ..LoadOptions::default()
-                };
-                let ds = lcb::load_dir(dir, &opts)?;
+                let problems = selection.load()?;
                 let grader = Arc::new(Grader::new(ctx.sandbox.clone(), ctx.grade.clone())?);
-                let chosen: Vec<lcb::Problem> = ds
-                    .problems
+                let chosen: Vec<lcb::Problem> = problems
                     .into_iter()
-                    .filter(|p| platform.as_deref().is_none_or(|x| p.platform.as_str() == x))
-                    .filter(|p| {
-                        difficulty
-                            .as_deref()
-                            .is_none_or(|x| p.difficulty.as_str() == x)
-                    })
                     .skip(*start)
                     .take(n.unwrap_or(usize::MAX))
                     .collect();
@@ -714,19 +649,12 @@ mod tests {
     #[test]
     fn lcb_grammar_keeps_colons_in_paths() {
         let s = TaskSpec::parse("lcb:/data/a:b/lcb:release=v6:from=2024-08-01:n=5").unwrap();
-        let TaskSpec::Lcb {
-            dir,
-            release,
-            from,
-            n,
-            ..
-        } = s
-        else {
+        let TaskSpec::Lcb { selection, n, .. } = s else {
             panic!()
         };
-        assert_eq!(dir, PathBuf::from("/data/a:b/lcb"));
-        assert_eq!(release, "v6");
-        assert_eq!(from.as_deref(), Some("2024-08-01"));
+        assert_eq!(selection.dir, PathBuf::from("/data/a:b/lcb"));
+        assert_eq!(selection.release, "v6");
+        assert_eq!(selection.from.as_deref(), Some("2024-08-01"));
         assert_eq!(n, Some(5));
         assert!(TaskSpec::parse("lcb:x:release=v99x").is_err());
         assert!(TaskSpec::parse("lcb:x:platform=hackerrank").is_err());

@@ -76,12 +76,7 @@ fn lcb_sets_are_disjoint_problem_sets() {
         let t = TaskDef {
             id: "lcb/fixtures".into(),
             source: TaskSource::Lcb {
-                dir: dir.clone(),
-                release: "release_latest".into(),
-                from: None,
-                to: None,
-                platform: None,
-                difficulty: None,
+                selection: harness_rl::lcb::LcbSelection::new(dir.clone()),
                 seed,
             },
             sets: SetSizes::default(),

@@ -362,7 +362,7 @@ fn shipped_temporal_suite_tests_exactly_the_problems_new_in_v6() {
     assert_eq!(new_in_v6.len(), 8);
     assert_eq!(ts.index.train.problems, Some(23));
     let t = &ts.index.settings.tasks[0];
-    assert!(matches!(&t.source, TaskSource::Lcb { release, .. } if release == "v6"));
+    assert!(matches!(&t.source, TaskSource::Lcb { selection, .. } if selection.release == "v6"));
     let built = sets::build(t, t.sets, &Default::default()).unwrap();
     let ids: HashSet<String> = [&built.feedback, &built.dev, &built.test]
         .iter()
