@@ -89,6 +89,7 @@ bench: build
 	$(CARGO) bench --bench lcb
 	$(CARGO) bench --bench cache
 	$(CARGO) bench --bench serve
+	$(CARGO) bench --bench sandbox
 
 # Executor throughput side by side with llama.cpp's C API on the same build.
 bench-llama: build models
