@@ -336,7 +336,7 @@ fn rerender_rewrites_a_runs_tables_with_the_current_intervals() {
     assert_eq!(fresh["tasks"], shipped["tasks"]);
     assert_eq!(fresh["run_stats"]["wall_s"], 123.5);
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(md.contains("crossed-design intervals"), "{md}");
+    assert!(md.contains("interval for the crossed design"), "{md}");
     assert!(md.contains("0.333 [0.114, 0.661]"), "{md}");
     // Not a run directory: refused, naming what is missing.
     hrl(home.path())
