@@ -7,14 +7,15 @@ SHELL := /bin/bash
 CARGO ?= cargo
 CARGO_FLAGS ?= --release
 HRL := target/release/hrl
-APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip
+APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip wamerican
 
 .PHONY: all deps build build-cuda check-cuda models humaneval reproduce-humaneval test demo bench bench-llama lint clean
 
 all: build
 
-# Debian packages needed to build llama.cpp (cmake, libclang for bindgen) and to run
-# the sandbox (bubblewrap). Installs only what is missing.
+# Debian packages needed to build llama.cpp (cmake, libclang for bindgen), to run
+# the sandbox (bubblewrap), and the standard English word list letter_jumble's
+# one-answer test checks against (wamerican). Installs only what is missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \

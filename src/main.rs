@@ -1,6 +1,8 @@
 //! `hrl`: the command-line front end of harness-rl. It parses arguments, dispatches to
 //! the library, draws progress at the edge, and maps errors to exit codes (the table is
-//! in `src/cli/exit_codes.rs`: 0 success, 1 runtime failure, 2 invalid usage or input).
+//! in `src/cli/exit_codes.rs`: 0 success, 1 runtime failure, 2 invalid usage or input,
+//! 3 a regression found by `hrl compare`'s gate, 4 an inconclusive gate that had to
+//! decide).
 
 mod cli;
 
@@ -45,7 +47,7 @@ enum Command {
     /// Run one harness on a task set with an executor; print a per-group table.
     Run(cli::run::RunArgs),
     /// Evaluate proposers: K rounds x G candidates x M harness samples per task, with
-    /// hierarchical confidence intervals (a suite file names tasks and defaults).
+    /// crossed-design confidence intervals (a suite file names tasks and defaults).
     Eval(cli::eval::EvalArgs),
     /// Train the compact policy (policy:CKPT) with GRPO on a suite's [train] tasks.
     Train(cli::train::TrainArgs),
@@ -53,8 +55,13 @@ enum Command {
     /// candidate harnesses and their diffs) from its files alone.
     Report(cli::report::ReportArgs),
     /// Paired comparison of two runs on identical instances and harness samples; a
-    /// regression gate for CI (`--fail-if-worse DELTA`).
+    /// regression gate for CI (`--fail-if-worse DELTA`, `--non-inferior MARGIN`,
+    /// `--require-decision`; exit 3 regression, 4 inconclusive).
     Compare(cli::report::CompareArgs),
+    /// Plan a comparison's size: the minimum detectable difference of a design, and
+    /// the instances or harness samples needed to detect a difference, from a pilot
+    /// run's variance components (or stated ones).
+    Plan(cli::report::PlanArgs),
     /// Transfer suites: held-out task families, problems released after the
     /// training cutoff, more rounds than trained with; one run directory per proposer.
     #[command(subcommand)]
@@ -102,6 +109,7 @@ fn main() -> ExitCode {
         Command::Train(a) => cli::train::run(a),
         Command::Report(a) => cli::report::run(a),
         Command::Compare(a) => cli::report::compare(a),
+        Command::Plan(a) => cli::report::plan(a),
         Command::Transfer(cmd) => cli::transfer::run(cmd),
         Command::Merge(a) => cli::merge::run(a),
         Command::Contexts(cmd) => cli::contexts::run(cmd),

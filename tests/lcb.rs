@@ -15,9 +15,10 @@ use harness_rl::lcb::pickle::{PickleError, unpickle_string};
 use harness_rl::lcb::split::{self, SplitSpec};
 use harness_rl::lcb::{
     ContestDate, DateBound, DateWindow, GradeConfig, Grader, LcbError, Problem, ReleaseTag,
-    Semantics, Source, TestCase, TestCode, TestType, TimeoutClock, pass_at_k,
+    Semantics, Source, TestCase, TestCode, TestType, TimeoutClock,
 };
 use harness_rl::sandbox::SandboxConfig;
+use harness_rl::stats::pass_at_k;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {

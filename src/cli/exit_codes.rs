@@ -5,15 +5,17 @@
 //! | code | meaning |
 //! | --- | --- |
 //! | 0 | success (also: the reader of our output went away, e.g. `hrl tasks gen … \| head`) |
-//! | 1 | runtime failure: the request was valid but running it failed (I/O, a dead server, a missing isolation layer, a solution that could not be graded); also `hrl compare --fail-if-worse DELTA` when B is worse than A by more than DELTA with confidence (the gate failed) |
-//! | 2 | invalid usage or input: bad flags (clap's own usage errors use 2 as well), an unknown family or model, a malformed input file, a corrupt model file, two runs `hrl compare` cannot pair (the message names the field that differs) |
+//! | 1 | runtime failure: the request was valid but running it failed (I/O, a dead server, a missing isolation layer, a solution that could not be graded) |
+//! | 2 | invalid usage or input: bad flags (clap's own usage errors use 2 as well), an unknown family or model, a malformed input file, a corrupt model file, two runs `hrl compare` cannot pair (the message names the field that differs), a run cut with `--limit` given to `hrl compare` without `--allow-limited` |
+//! | 3 | regression: `hrl compare`'s gate (`--fail-if-worse DELTA` or `--non-inferior MARGIN`) found B worse than A by more than the margin with the stated confidence |
+//! | 4 | inconclusive: `hrl compare --require-decision` (or `--non-inferior`), and the interval of B − A contains −margin, so the data decide neither way |
 
 use std::error::Error as StdError;
 use std::io;
 
 use harness_rl::error::ErrorKind;
 
-use super::{GateFailed, UsageError};
+use super::{Inconclusive, Regression, UsageError};
 
 macro_rules! classified_types {
     ($($ty:path),* $(,)?) => {
@@ -70,6 +72,8 @@ classified_types!(
 pub const SUCCESS: u8 = 0;
 pub const RUNTIME_FAILURE: u8 = 1;
 pub const USAGE: u8 = 2;
+pub const REGRESSION: u8 = 3;
+pub const INCONCLUSIVE: u8 = 4;
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +82,10 @@ pub enum Outcome {
     /// The downstream reader closed its end of a pipe: not a failure.
     BrokenPipe,
     Failed(ErrorKind),
-    /// `hrl compare --fail-if-worse`: the regression gate failed.
-    GateFailed,
+    /// `hrl compare`'s gate: B is worse than A beyond the margin.
+    Regression,
+    /// `hrl compare`'s gate could not decide and a decision was required.
+    Inconclusive,
     /// An error that no library type claims: treated as a runtime failure.
     Unclassified,
 }
@@ -89,9 +95,9 @@ pub fn process_exit_code(outcome: Outcome) -> u8 {
     match outcome {
         Outcome::Success | Outcome::BrokenPipe => SUCCESS,
         Outcome::Failed(ErrorKind::Usage) => USAGE,
-        Outcome::Failed(ErrorKind::Runtime) | Outcome::GateFailed | Outcome::Unclassified => {
-            RUNTIME_FAILURE
-        }
+        Outcome::Failed(ErrorKind::Runtime) | Outcome::Unclassified => RUNTIME_FAILURE,
+        Outcome::Regression => REGRESSION,
+        Outcome::Inconclusive => INCONCLUSIVE,
     }
 }
 
@@ -102,8 +108,11 @@ pub fn outcome_of(err: &anyhow::Error) -> Outcome {
         if cause.is::<UsageError>() {
             return Outcome::Failed(ErrorKind::Usage);
         }
-        if cause.is::<GateFailed>() {
-            return Outcome::GateFailed;
+        if cause.is::<Regression>() {
+            return Outcome::Regression;
+        }
+        if cause.is::<Inconclusive>() {
+            return Outcome::Inconclusive;
         }
         if let Some(kind) = classify(cause) {
             return Outcome::Failed(kind);
@@ -188,9 +197,17 @@ mod tests {
         assert_eq!(process_exit_code(outcome_of(&bin)), USAGE);
         let pipe = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(process_exit_code(outcome_of(&pipe)), SUCCESS);
-        let gate = anyhow::Error::new(GateFailed("worse".into()));
-        assert_eq!(outcome_of(&gate), Outcome::GateFailed);
-        assert_eq!(process_exit_code(outcome_of(&gate)), RUNTIME_FAILURE);
+        let gate = anyhow::Error::new(Regression("worse".into())).context("comparing");
+        assert_eq!(outcome_of(&gate), Outcome::Regression);
+        assert_eq!(process_exit_code(outcome_of(&gate)), REGRESSION);
+        let open = anyhow::Error::new(Inconclusive("straddles".into()));
+        assert_eq!(outcome_of(&open), Outcome::Inconclusive);
+        assert_eq!(process_exit_code(outcome_of(&open)), INCONCLUSIVE);
+        // Every code is distinct.
+        let codes = [SUCCESS, RUNTIME_FAILURE, USAGE, REGRESSION, INCONCLUSIVE];
+        for (i, a) in codes.iter().enumerate() {
+            assert!(codes[i + 1..].iter().all(|b| a != b));
+        }
         let not_comparable = anyhow::Error::new(harness_rl::report::ReportError::NotComparable {
             field: "seed".into(),
             detail: "A: 0, B: 1".into(),

@@ -32,8 +32,15 @@ pub mod transfer;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// `hrl compare --fail-if-worse`: B is worse than A by more than the threshold with
-/// confidence (exit code 1; not an error of the request or of running it).
+/// `hrl compare`'s gate found a regression: B is worse than A by more than the margin
+/// with the stated confidence (exit code 3; not an error of the request or of running
+/// it).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct GateFailed(pub String);
+pub struct Regression(pub String);
+
+/// `hrl compare --require-decision` (or `--non-inferior`): the interval straddles the
+/// margin, so the gate cannot decide (exit code 4).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Inconclusive(pub String);

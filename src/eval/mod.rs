@@ -1,7 +1,7 @@
 //! The harness-resampling evaluator (`hrl eval`): for every task of a suite and every
 //! proposer, M independent harness samples, each K rounds of feedback run → report →
 //! G proposals → one batched dev scoring → selection → test score, recorded in a run
-//! directory, summarised with hierarchical confidence intervals.
+//! directory, summarised with crossed-design confidence intervals.
 //!
 //! - [`suite`]: suite files. [`config`]: the library config (a suite + overrides,
 //!   resolved in one place) and `config.json`.

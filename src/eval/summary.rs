@@ -1,19 +1,25 @@
 //! Metrics of a run, computed from `config.json` and the records alone
-//! ([`compute`]), with a hierarchical 95 % bootstrap interval for every one (harness
-//! samples resampled, then units within them; tasks are strata, see
-//! [`crate::stats`]), and their Markdown rendering ([`markdown`]).
+//! ([`compute`]), with a 95 % interval for every one (the crossed-design rule of
+//! [`crate::stats`]: harness samples × the instances they share; tasks are fixed
+//! strata), and their Markdown rendering ([`markdown`]).
 //!
 //! Per task and overall (the overall value is the mean over tasks):
 //!
-//! | metric | groups (resampled first) | units (resampled within) |
+//! | metric | design | values |
 //! | --- | --- | --- |
-//! | `seed_test`, `final_test`, `curve[r]` | harness samples | test instances (score after round 0, K, r) |
-//! | `gain` | harness samples | test instances, paired: final − seed on the same instance |
-//! | `best_of_m` | harness samples | the test instances of the sample whose final harness has the best dev score |
-//! | `invalid_rate` | harness samples | candidates (1 = invalid) |
-//! | `accepted_rate` | harness samples | rounds 1..K (1 = a revision was kept) |
-//! | `executor_free_rate` | harness samples | test rollouts of the final harness (1 = no executor call) |
-//! | `executor_tokens`, `proposer_tokens` | harness samples | one value per sample: its tokens over all rounds |
+//! | `seed_test`, `final_test`, `curve[r]` | crossed: samples × test instances | test score after round 0, K, r |
+//! | `gain` | crossed, paired | final − seed on the same sample and instance |
+//! | `best_of_m` | crossed (bootstrap of a selection) | the test scores of the sample whose final harness has the best dev score |
+//! | `invalid_rate` | nested: samples, their own candidates | 1 = invalid |
+//! | `accepted_rate` | nested: samples, their rounds 1..K | 1 = a revision was kept |
+//! | `executor_free_rate` | nested: samples, their final test rollouts (a count per sample) | 1 = no executor call |
+//! | `executor_tokens`, `proposer_tokens` | nested: one value per sample | its tokens over all rounds |
+//!
+//! Scores and rates use the Wilson-type interval of [`crate::stats::Scale::Proportion`],
+//! the gain [`crate::stats::Scale::Difference`], tokens
+//! [`crate::stats::Scale::Unbounded`]. The intervals are functions of the data alone
+//! (no random stream), so a round of the curve whose scores did not change keeps its
+//! interval; only best-of-M's bootstrap is seeded (per metric and task).
 //!
 //! `best_of_m` selects by dev score, never by test score (selecting on the test set
 //! would report the luckiest sample). Executor tokens count every set evaluation a
@@ -33,7 +39,7 @@ use sha2::{Digest, Sha256};
 use super::config::EvalConfig;
 use super::suite::SetSizes;
 use crate::records::{CandidateRecord, CandidateStatus, RoundRecord};
-use crate::stats::{self, HierEstimate};
+use crate::stats::{self, HierEstimate, Scale};
 
 /// Version of `summary.json`.
 pub const SUMMARY_SCHEMA: u32 = 1;
@@ -156,7 +162,8 @@ fn ci_seed(metric: &str, task: &str) -> u64 {
     u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
 }
 
-/// The two-stage data of one task for every metric.
+/// The data of one task for every metric: `[sample][instance]` tables for the
+/// crossed metrics, `[sample][unit]` groups for the nested ones.
 #[derive(Default)]
 struct TaskData {
     seed: Vec<Vec<f64>>,
@@ -256,41 +263,70 @@ fn task_data(
     d
 }
 
+/// A crossed estimate of one task's table; a table whose rows differ in length (records
+/// that do not fit together) keeps its mean and gets no interval.
+fn crossed(rows: &[Vec<f64>], scale: Scale) -> HierEstimate {
+    stats::crossed_estimate(rows, scale, LEVEL).unwrap_or_else(|| without_interval(&[rows]))
+}
+
+/// The same over fixed strata.
+fn stratified_crossed(strata: &[Vec<Vec<f64>>], scale: Scale) -> HierEstimate {
+    stats::stratified_crossed_estimate(strata, scale, LEVEL)
+        .unwrap_or_else(|| without_interval(&strata.iter().map(Vec::as_slice).collect::<Vec<_>>()))
+}
+
+fn without_interval(strata: &[&[Vec<f64>]]) -> HierEstimate {
+    let means: Vec<f64> = strata
+        .iter()
+        .filter_map(|g| stats::mean_of_means(g))
+        .collect();
+    match stats::mean(&means) {
+        None => HierEstimate::empty(),
+        Some(mean) => HierEstimate {
+            mean,
+            ci: None,
+            groups: strata.iter().map(|g| g.len()).sum(),
+            n: strata.iter().flat_map(|g| g.iter()).map(Vec::len).sum(),
+        },
+    }
+}
+
 fn metrics_of(task: &str, d: &TaskData) -> Metrics {
-    let est =
-        |name: &str, g: &[Vec<f64>]| stats::hierarchical_estimate(g, LEVEL, ci_seed(name, task));
+    let nested = |g: &[Vec<f64>], scale| stats::nested_estimate(g, scale, LEVEL);
     let best_of_m = if d.final_dev.iter().all(Option::is_some) && !d.final_dev.is_empty() {
         let sel: Vec<f64> = d.final_dev.iter().map(|x| x.expect("checked")).collect();
-        stats::hierarchical_select_estimate(&sel, &d.fin, LEVEL, ci_seed("best_of_m", task))
+        stats::crossed_select_estimate(&sel, &d.fin, LEVEL, ci_seed("best_of_m", task))
     } else {
         None
     };
     Metrics {
-        seed_test: est("seed_test", &d.seed),
-        final_test: est("final_test", &d.fin),
-        gain: est("gain", &d.gain),
+        seed_test: crossed(&d.seed, Scale::Proportion),
+        final_test: crossed(&d.fin, Scale::Proportion),
+        gain: crossed(&d.gain, Scale::Difference),
         best_of_m,
         curve: d
             .curve
             .iter()
-            .enumerate()
-            .map(|(r, g)| est(&format!("curve{r}"), g))
+            .map(|g| crossed(g, Scale::Proportion))
             .collect(),
-        invalid_rate: est("invalid_rate", &d.invalid),
-        accepted_rate: est("accepted_rate", &d.accepted),
-        executor_free_rate: est("executor_free_rate", &d.exfree),
-        executor_tokens: est("executor_tokens", &d.etokens),
-        proposer_tokens: est("proposer_tokens", &d.ptokens),
+        invalid_rate: nested(&d.invalid, Scale::Proportion),
+        accepted_rate: nested(&d.accepted, Scale::Proportion),
+        executor_free_rate: nested(&d.exfree, Scale::Proportion),
+        executor_tokens: nested(&d.etokens, Scale::Unbounded),
+        proposer_tokens: nested(&d.ptokens, Scale::Unbounded),
         candidates: d.counts.clone(),
     }
 }
 
-/// The metrics of several tasks together (tasks are fixed strata); `stratum` names
-/// the group in the bootstrap seeds (`*overall*` for the whole run).
-fn overall_of(data: &[TaskData], stratum: &str) -> Metrics {
-    let est = |name: &str, f: &dyn Fn(&TaskData) -> Vec<Vec<f64>>| {
+/// The metrics of several tasks together (tasks are fixed strata).
+fn overall_of(data: &[TaskData]) -> Metrics {
+    let crossed = |f: &dyn Fn(&TaskData) -> Vec<Vec<f64>>, scale| {
         let strata: Vec<Vec<Vec<f64>>> = data.iter().map(f).collect();
-        stats::stratified_hierarchical_estimate(&strata, LEVEL, ci_seed(name, stratum))
+        stratified_crossed(&strata, scale)
+    };
+    let nested = |f: &dyn Fn(&TaskData) -> Vec<Vec<f64>>, scale| {
+        let strata: Vec<Vec<Vec<f64>>> = data.iter().map(f).collect();
+        stats::stratified_nested_estimate(&strata, scale, LEVEL)
     };
     let k = data.first().map_or(0, |d| d.curve.len());
     // Best-of-M overall: the mean over tasks of each task's best-of-M point estimate
@@ -322,18 +358,18 @@ fn overall_of(data: &[TaskData], stratum: &str) -> Metrics {
         }
     }
     Metrics {
-        seed_test: est("seed_test", &|d| d.seed.clone()),
-        final_test: est("final_test", &|d| d.fin.clone()),
-        gain: est("gain", &|d| d.gain.clone()),
+        seed_test: crossed(&|d| d.seed.clone(), Scale::Proportion),
+        final_test: crossed(&|d| d.fin.clone(), Scale::Proportion),
+        gain: crossed(&|d| d.gain.clone(), Scale::Difference),
         best_of_m,
         curve: (0..k)
-            .map(|r| est(&format!("curve{r}"), &|d: &TaskData| d.curve[r].clone()))
+            .map(|r| crossed(&|d: &TaskData| d.curve[r].clone(), Scale::Proportion))
             .collect(),
-        invalid_rate: est("invalid_rate", &|d| d.invalid.clone()),
-        accepted_rate: est("accepted_rate", &|d| d.accepted.clone()),
-        executor_free_rate: est("executor_free_rate", &|d| d.exfree.clone()),
-        executor_tokens: est("executor_tokens", &|d| d.etokens.clone()),
-        proposer_tokens: est("proposer_tokens", &|d| d.ptokens.clone()),
+        invalid_rate: nested(&|d| d.invalid.clone(), Scale::Proportion),
+        accepted_rate: nested(&|d| d.accepted.clone(), Scale::Proportion),
+        executor_free_rate: nested(&|d| d.exfree.clone(), Scale::Proportion),
+        executor_tokens: nested(&|d| d.etokens.clone(), Scale::Unbounded),
+        proposer_tokens: nested(&|d| d.ptokens.clone(), Scale::Unbounded),
         candidates: counts,
     }
 }
@@ -434,21 +470,19 @@ pub fn compute(
         complete,
         shard: s.shard,
         tasks,
-        overall: overall_of(&data, "*overall*"),
+        overall: overall_of(&data),
         run_stats: RunStats::default(),
     }
 }
 
 /// The metrics of a group of the run's tasks (a family, a split role) computed as the
 /// overall metrics are, over these tasks only (each a fixed stratum; tasks the config
-/// does not list are ignored). The bootstrap seeds derive from `label`, so the same
-/// group gives the same intervals.
+/// does not list are ignored).
 pub fn group_metrics(
     config: &EvalConfig,
     rounds: &[RoundRecord],
     candidates: &[CandidateRecord],
     tasks: &[String],
-    label: &str,
 ) -> Metrics {
     let s = &config.settings;
     let (r, c) = index(rounds, candidates);
@@ -463,7 +497,7 @@ pub fn group_metrics(
             task_data(&t.def.id, s.rounds, &mine, &r, &c)
         })
         .collect();
-    overall_of(&data, &format!("*group*{label}"))
+    overall_of(&data)
 }
 
 #[cfg(test)]

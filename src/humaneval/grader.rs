@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{HumanEvalError, Problem};
 use crate::grading::{CodeGrader, Interval, SampleResult, TestCode, TestResult, interval95};
-use crate::lcb::grader::pass_at_k;
 use crate::sandbox::{EndReason, Limits, RunRequest, Sandbox, SandboxConfig};
+use crate::stats::pass_at_k;
 
 /// The Python driver run inside the sandbox.
 pub const DRIVER: &str = include_str!("driver.py");

@@ -20,6 +20,7 @@
 //! global limit `(timeout + 1) * tests + 5` seconds, every test is -1 (judge semantics;
 //! the reference runner records a single -2 instead).
 
+use crate::stats::pass_at_k;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -465,9 +466,6 @@ pub fn parse_report(
     }
     Ok((results, done))
 }
-
-/// The unbiased pass@k estimator (moved to [`crate::stats`], re-exported here).
-pub use crate::stats::pass_at_k;
 
 /// pass@k of one problem.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -26,7 +26,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use grader::{GradeConfig, Grader, SampleResult, Semantics, TestCode, TimeoutClock, pass_at_k};
+pub use grader::{GradeConfig, Grader, SampleResult, Semantics, TestCode, TimeoutClock};
 pub use loader::{BadRow, Dataset, LoadOptions, load_dir};
 pub use selection::LcbSelection;
 pub use split::{Split, SplitSpec};

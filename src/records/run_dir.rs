@@ -7,7 +7,7 @@
 //! DIR/candidates.jsonl     every candidate with its status, dev score and parent
 //! DIR/rounds.jsonl         every round: the kept harness and its test scores
 //! DIR/harnesses/<hash>.{toml,py}   every harness that appeared, canonical form
-//! DIR/summary.json         metrics with intervals (`eval::summary`)
+//! DIR/summary.json         metrics with crossed-design intervals (`eval::summary`)
 //! DIR/report.md            the same as tables
 //! DIR/proposer.stderr.log  a cmd proposer's standard error
 //! DIR/.lock                held while a process works in DIR

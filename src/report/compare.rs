@@ -1,6 +1,6 @@
 //! The paired comparison of two run directories (`hrl compare RUN_A RUN_B`): the
 //! final test score of B minus that of A, on identical tasks, instances and harness
-//! samples, from the records alone.
+//! samples, from the records alone; and the regression gate built on it.
 //!
 //! **Comparable runs.** Two runs pair only when everything but the proposer is the
 //! same ([`check_comparable`], in this order; the first difference is reported by
@@ -9,28 +9,40 @@
 //! their hash), K, G, M, the selection rule, the run seed, `--limit`, the grading
 //! settings, the task list and, per task, its instance source, seed harness and
 //! feedback/dev/test instance ids. Both runs must also have finished every trajectory.
+//! Runs cut with `--limit` (marked not comparable by `hrl eval`) are refused unless
+//! [`CompareOptions::allow_limited`].
 //!
-//! **Statistic.** Per task: the mean over harness samples of the mean over test
-//! instances of `B − A` on the same (sample, instance); overall: the mean over tasks
-//! (tasks are fixed strata). Interval: the paired hierarchical percentile bootstrap
-//! ([`crate::stats::paired_stratified_estimate`]: within each task, harness samples
-//! resampled, then instances within each, both sides together) at `--confidence`.
-//! Tests: two-sided paired sign-flip tests of "A and B are exchangeable"
-//! ([`crate::stats::stratified_sign_flip_test`]), flipping whole harness samples
-//! (`p_samples`: the harness is a random variable; exact up to 2^20 patterns) and
-//! single instances (`p_instances`: instance noise only, given the harnesses drawn).
+//! **Statistic and interval.** Per task: the mean over harness samples of the mean
+//! over test instances of `B − A` on the same (sample, instance); overall: the mean
+//! over tasks (fixed strata). Interval: the paired crossed-design interval of
+//! [`crate::stats::paired_crossed_estimate`] at `--confidence` (a t interval with
+//! Satterthwaite degrees of freedom from the variance components of the differences;
+//! see docs/EVAL.md, "Intervals"). Tests beside it: two-sided paired sign-flip tests
+//! of "A and B are exchangeable" ([`crate::stats::stratified_sign_flip_test`]),
+//! flipping whole harness samples (`p_samples`: exact up to 2^20 patterns) and single
+//! instances (`p_instances`: instance noise only, given the harnesses drawn).
 //!
-//! For context it also shows other overall metrics of each run with the run's own
-//! interval (seed score, best-of-M, revision rates, executor-free rate, tokens).
+//! **Power.** The minimum detectable difference at 80 % power for the design the runs
+//! have (tasks × instances × samples), simulated from the variance components of
+//! their own differences ([`crate::stats::power`]; a task whose differences are all
+//! equal, e.g. two identical runs, is planned with the plus-four variance of
+//! [`planning_components`]).
 //!
-//! **Gate** (`--fail-if-worse DELTA`): B is worse than A by more than DELTA with
-//! confidence when the upper bound of the two-sided `--confidence` interval of the
-//! overall `B − A` lies below `−DELTA` (at 0.95 this is a one-sided 97.5 % statement).
-//! A wide interval never fails the gate: too little data is not a regression. With very
-//! few harness samples the percentile bootstrap can be optimistic (with M = 2 and the
-//! same difference in both samples its interval has zero width); the comparison then
-//! adds a note when the interval excludes 0 but the harness-sample sign-flip test does
-//! not reject.
+//! **Gate** ([`decide`], one rule for every mode): with `[lo, hi]` the two-sided
+//! `--confidence` interval of the overall `B − A` and a margin δ ≥ 0:
+//!
+//! | interval | `--fail-if-worse δ` | `--non-inferior δ` |
+//! | --- | --- | --- |
+//! | `hi < −δ` (B worse by more than δ) | regression (exit 3) | regression (exit 3) |
+//! | `lo > −δ` (B shown not worse by more than δ) | pass | pass |
+//! | straddles −δ | pass; inconclusive (exit 4) with `--require-decision` | inconclusive (exit 4) |
+//!
+//! At 0.95 each bound is a one-sided 97.5 % statement. `--fail-if-worse` asks "is B
+//! shown worse?" (too little data passes); `--non-inferior` asks "is B shown not
+//! worse?" (too little data does not pass), the question a checkpoint release asks.
+//! For context the comparison also shows other overall metrics of each run with the
+//! run's own interval (seed score, best-of-M, revision rates, executor-free rate,
+//! tokens).
 
 use std::path::Path;
 
@@ -41,7 +53,8 @@ use super::ReportError;
 use super::run_data::{self, EvalData};
 use crate::eval::config::EvalConfig;
 use crate::records::RoundRecord;
-use crate::stats::{self, FlipUnit, HierEstimate, SignFlipTest};
+use crate::stats::power::{self, TaskDesign};
+use crate::stats::{self, FlipUnit, HierEstimate, Interval, SignFlipTest, VarianceComponents};
 
 /// Version of the comparison's JSON.
 pub const COMPARE_SCHEMA: u32 = 1;
@@ -49,15 +62,40 @@ pub const COMPARE_SCHEMA: u32 = 1;
 /// Monte Carlo sign-flip patterns when there are too many units to enumerate.
 pub const FLIP_RESAMPLES: usize = 100_000;
 
+/// What the gate asks of `B − A` (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateMode {
+    /// `--fail-if-worse DELTA`: regression when B is shown worse by more than DELTA.
+    FailIfWorse,
+    /// `--non-inferior MARGIN`: pass only when B is shown not worse by more than
+    /// MARGIN.
+    NonInferior,
+}
+
+impl GateMode {
+    /// The flag that asks for this mode.
+    pub fn flag(self) -> &'static str {
+        match self {
+            GateMode::FailIfWorse => "--fail-if-worse",
+            GateMode::NonInferior => "--non-inferior",
+        }
+    }
+}
+
 /// How to compare.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
     /// Interval level, in (0, 1).
     pub confidence: f64,
-    /// Seed of the bootstraps and Monte Carlo tests.
+    /// Seed of the Monte Carlo tests and the power simulation.
     pub seed: u64,
-    /// Fail when B is worse than A by more than this (≥ 0) with confidence.
-    pub fail_if_worse: Option<f64>,
+    /// The gate: its mode and margin (≥ 0).
+    pub gate: Option<(GateMode, f64)>,
+    /// An interval that straddles the margin is inconclusive (exit 4), not a pass.
+    pub require_decision: bool,
+    /// Compare runs cut with `--limit` (refused otherwise).
+    pub allow_limited: bool,
 }
 
 impl Default for CompareOptions {
@@ -65,10 +103,15 @@ impl Default for CompareOptions {
         CompareOptions {
             confidence: 0.95,
             seed: 0,
-            fail_if_worse: None,
+            gate: None,
+            require_decision: false,
+            allow_limited: false,
         }
     }
 }
+
+/// The power the comparison reports.
+pub const POWER: f64 = 0.8;
 
 /// One side of the comparison.
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +131,9 @@ pub struct TaskDiff {
     /// `B − A` with its paired interval.
     pub diff: HierEstimate,
     pub p_samples: Option<SignFlipTest>,
+    /// The variance components of this task's differences (as planned with: see
+    /// [`planning_components`]).
+    pub components: VarianceComponents,
 }
 
 /// An overall metric of each run, each with its own interval (not paired).
@@ -98,13 +144,74 @@ pub struct SideBySide {
     pub b: HierEstimate,
 }
 
-/// The verdict of `--fail-if-worse`.
+/// The gate's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    /// B is worse than A by more than the margin with the stated confidence (exit 3).
+    Regression,
+    /// The interval straddles the margin and a decision was required (exit 4).
+    Inconclusive,
+}
+
+/// The gate: the rule applied and its verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct Gate {
-    pub delta: f64,
-    /// B is worse by more than `delta` with confidence (the command exits 1).
-    pub failed: bool,
+    pub mode: GateMode,
+    pub margin: f64,
+    pub require_decision: bool,
+    pub verdict: Verdict,
+    /// The rule in words: interval, level, test.
     pub rule: String,
+    /// Why this verdict, with the numbers.
+    pub reason: String,
+}
+
+/// The gate's decision rule (see the module doc): the verdict for a two-sided
+/// interval `ci` of `B − A` (`None`: no interval could be formed, which never
+/// passes a required decision) and a margin.
+pub fn decide(
+    mode: GateMode,
+    margin: f64,
+    require_decision: bool,
+    ci: Option<Interval>,
+) -> Verdict {
+    let Some(ci) = ci else {
+        return if mode == GateMode::NonInferior || require_decision {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Pass
+        };
+    };
+    if ci.hi < -margin {
+        Verdict::Regression
+    } else if ci.lo > -margin {
+        Verdict::Pass
+    } else if mode == GateMode::NonInferior || require_decision {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// The minimum detectable difference of the runs' design.
+#[derive(Debug, Clone, Serialize)]
+pub struct Power {
+    /// The probability of detecting the difference (0.8).
+    pub power: f64,
+    /// The two-sided interval level the detection uses.
+    pub level: f64,
+    /// The smallest |B − A| whose interval excludes 0 with probability `power`;
+    /// `None` when it cannot be formed (no variance to estimate from).
+    pub mdd: Option<f64>,
+    pub tasks: usize,
+    pub samples: u32,
+    /// Test instances per task (their mean when tasks differ).
+    pub instances: f64,
+    /// The differences' variance components, averaged over tasks.
+    pub components: VarianceComponents,
+    pub simulations: usize,
 }
 
 /// A paired comparison of two runs.
@@ -123,16 +230,21 @@ pub struct Comparison {
     pub a_mean: f64,
     pub b_mean: f64,
     pub diff: HierEstimate,
+    /// The standard error of the overall `B − A` and its Satterthwaite degrees of
+    /// freedom (`None`: infinite or nothing to estimate from).
+    pub diff_se: f64,
+    pub diff_df: Option<f64>,
     pub p_samples: Option<SignFlipTest>,
     pub p_instances: Option<SignFlipTest>,
     /// Test instances whose seed-harness (round 0) score differs between the runs
     /// (with one executor and one seed harness these should be none: a non-zero
     /// count points at a non-deterministic executor, e.g. a different thread count).
     pub seed_round_mismatches: usize,
+    pub power: Power,
     pub gate: Option<Gate>,
     /// Other overall metrics of both runs (seed score, rates, tokens), for context.
     pub other: Vec<SideBySide>,
-    /// Caveats about the evidence (e.g. too few harness samples for the interval).
+    /// Caveats about the evidence.
     pub notes: Vec<String>,
 }
 
@@ -307,7 +419,7 @@ fn index(rounds: &[RoundRecord]) -> Index<'_> {
 
 /// Test scores `[task][sample][instance]` after round `round`; every trajectory must
 /// be complete.
-fn scores(
+pub(super) fn scores(
     side: &str,
     dir: &Path,
     e: &EvalData,
@@ -346,7 +458,7 @@ fn scores(
     Ok(out)
 }
 
-fn derived_seed(seed: u64, what: &str) -> u64 {
+pub(super) fn derived_seed(seed: u64, what: &str) -> u64 {
     let mut h = Sha256::new();
     h.update(b"harness-rl/compare\0");
     h.update(seed.to_le_bytes());
@@ -354,7 +466,7 @@ fn derived_seed(seed: u64, what: &str) -> u64 {
     u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
 }
 
-fn load_eval(dir: &Path, side: &str) -> Result<EvalData, ReportError> {
+pub(super) fn load_eval(dir: &Path, side: &str) -> Result<EvalData, ReportError> {
     if !dir.is_dir() {
         return Err(ReportError::Input(format!(
             "{side}: {}: not a directory",
@@ -370,6 +482,43 @@ fn load_eval(dir: &Path, side: &str) -> Result<EvalData, ReportError> {
     })
 }
 
+/// The variance components a table offers for planning (the power `hrl compare`
+/// prints, `hrl plan`): its moment estimates, except that a constant table (every
+/// score 0 or every score 1; for differences, every difference the same) has no
+/// variance of its own to offer and gets the "plus four" variance `p̃(1 − p̃)`,
+/// `p̃ = (x + 2)/(n + 4)` with x of its n instances at 1 (for differences: differing),
+/// as its instance component. Without it two identical runs would claim to detect
+/// any difference.
+pub(super) fn planning_components(rows: &[Vec<f64>]) -> Option<VarianceComponents> {
+    let t = stats::crossed_table(rows)?;
+    if !t.constant {
+        return Some(t.components());
+    }
+    let n = t.instances as f64;
+    let x = t.mean.abs().min(1.0) * n;
+    let p = (x + 2.0) / (n + 4.0);
+    Some(VarianceComponents {
+        harness: 0.0,
+        instance: p * (1.0 - p),
+        residual: 0.0,
+    })
+}
+
+/// Refuse a run cut with `--limit` unless allowed.
+fn check_limit(side: &str, dir: &Path, e: &EvalData, allow: bool) -> Result<(), ReportError> {
+    if e.config.comparable || allow {
+        return Ok(());
+    }
+    Err(ReportError::Usage(format!(
+        "{side} ({}) was cut with --limit {} (marked not comparable by hrl eval): its sets are shorter than the suite's, so a gate on it says nothing about the full sets; pass --allow-limited to compare it anyway",
+        dir.display(),
+        e.config
+            .settings
+            .limit
+            .map_or_else(|| "N".into(), |l| l.to_string())
+    )))
+}
+
 /// Compare run B against run A.
 pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Comparison, ReportError> {
     if !(o.confidence > 0.0 && o.confidence < 1.0) {
@@ -378,16 +527,25 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
             o.confidence
         )));
     }
-    if let Some(d) = o.fail_if_worse
+    if let Some((mode, d)) = o.gate
         && !(d.is_finite() && d >= 0.0)
     {
         return Err(ReportError::Usage(format!(
-            "--fail-if-worse {d} must be a finite number >= 0"
+            "{} {d} must be a finite number >= 0",
+            mode.flag()
         )));
+    }
+    if o.require_decision && o.gate.is_none() {
+        return Err(ReportError::Usage(
+            "--require-decision needs a gate: --fail-if-worse DELTA or --non-inferior MARGIN"
+                .into(),
+        ));
     }
     let a = load_eval(a_dir, "RUN_A")?;
     let b = load_eval(b_dir, "RUN_B")?;
     check_comparable(&a.config, &b.config)?;
+    check_limit("RUN_A", a_dir, &a, o.allow_limited)?;
+    check_limit("RUN_B", b_dir, &b, o.allow_limited)?;
     let k = a.config.settings.rounds;
     let fa = scores("RUN_A", a_dir, &a, k)?;
     let fb = scores("RUN_B", b_dir, &b, k)?;
@@ -411,11 +569,13 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
             ))
         })?;
         let id = &t.def.id;
+        let diff = stats::crossed_estimate(&d, stats::Scale::Difference, level)
+            .unwrap_or(HierEstimate::empty());
         tasks.push(TaskDiff {
             task: id.clone(),
-            a: stats::hierarchical_mean(&fa[i]).unwrap_or(0.0),
-            b: stats::hierarchical_mean(&fb[i]).unwrap_or(0.0),
-            diff: stats::hierarchical_estimate(&d, level, derived_seed(o.seed, id)),
+            a: stats::mean_of_means(&fa[i]).unwrap_or(0.0),
+            b: stats::mean_of_means(&fb[i]).unwrap_or(0.0),
+            diff,
             p_samples: stats::stratified_sign_flip_test(
                 std::slice::from_ref(&d),
                 FlipUnit::Groups,
@@ -423,25 +583,20 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
                 FLIP_RESAMPLES,
                 derived_seed(o.seed, &format!("flip-samples:{id}")),
             ),
+            components: planning_components(&d).unwrap_or_default(),
         });
         diffs.push(d);
     }
     let strata_mean = |x: &[Vec<Vec<f64>>]| {
-        let v: Vec<f64> = x
-            .iter()
-            .filter_map(|g| stats::hierarchical_mean(g))
-            .collect();
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
+        let v: Vec<f64> = x.iter().filter_map(|g| stats::mean_of_means(g)).collect();
+        stats::mean(&v).unwrap_or(0.0)
     };
-    let diff =
-        stats::paired_stratified_estimate(&fa, &fb, level, derived_seed(o.seed, "*overall*"))
-            .ok_or_else(|| {
-                ReportError::Input("the runs' test scores have different shapes".into())
-            })?;
+    let diff = stats::paired_crossed_estimate(&fa, &fb, level)
+        .ok_or_else(|| ReportError::Input("the runs' test scores have different shapes".into()))?;
+    let (diff_se, diff_df) = match stats::stratified_crossed_variance(&diffs) {
+        Some((_, v)) => (v.value().sqrt(), v.df().filter(|d| d.is_finite())),
+        None => (0.0, None),
+    };
     let p_samples = stats::stratified_sign_flip_test(
         &diffs,
         FlipUnit::Groups,
@@ -456,15 +611,81 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
         FLIP_RESAMPLES,
         derived_seed(o.seed, "flip-instances"),
     );
-    let gate = o.fail_if_worse.map(|delta| {
-        let failed = diff.ci.is_some_and(|c| c.hi < -delta);
-        Gate {
-            delta,
-            failed,
-            rule: format!(
-                "fail when the upper bound of the two-sided {:.0} % interval of B - A is below -{delta}",
-                100.0 * level
+    let samples = a.config.settings.samples;
+    let designs: Vec<TaskDesign> = tasks
+        .iter()
+        .zip(&diffs)
+        .map(|(t, d)| TaskDesign {
+            components: t.components,
+            samples: d.len(),
+            instances: d.first().map_or(0, Vec::len),
+        })
+        .collect();
+    let power = Power {
+        power: POWER,
+        level,
+        mdd: power::detectable_difference(
+            &designs,
+            level,
+            POWER,
+            power::DEFAULT_SIMULATIONS,
+            derived_seed(o.seed, "power"),
+        )
+        .filter(|d| d.is_finite()),
+        tasks: designs.len(),
+        samples,
+        instances: stats::mean(
+            &designs
+                .iter()
+                .map(|d| d.instances as f64)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(0.0),
+        components: VarianceComponents::average(
+            &tasks.iter().map(|t| t.components).collect::<Vec<_>>(),
+        ),
+        simulations: power::DEFAULT_SIMULATIONS,
+    };
+    let p_text = p_samples.as_ref().map_or_else(
+        || "no sign-flip test (no data)".to_string(),
+        |t| {
+            format!(
+                "paired sign-flip test of no difference (harness samples flipped): p = {:.4}",
+                t.p_value
+            )
+        },
+    );
+    let gate = o.gate.map(|(mode, margin)| {
+        let verdict = decide(mode, margin, o.require_decision, diff.ci);
+        let pct = 100.0 * level;
+        let rule = match mode {
+            GateMode::FailIfWorse => format!(
+                "regression when the upper bound of the two-sided {pct:.0} % paired crossed-design interval of B - A (t, Satterthwaite df, tasks fixed) is below -{margin}; {}",
+                if o.require_decision {
+                    "an interval that contains -margin is inconclusive (--require-decision)"
+                } else {
+                    "otherwise pass"
+                }
             ),
+            GateMode::NonInferior => format!(
+                "pass when the lower bound of the two-sided {pct:.0} % paired crossed-design interval of B - A (t, Satterthwaite df, tasks fixed) is above -{margin} (B shown not worse by more than {margin}); regression when its upper bound is below -{margin}; otherwise inconclusive"
+            ),
+        };
+        let bounds = diff.ci.map_or_else(
+            || "no interval".to_string(),
+            |c| format!("[{:+.3}, {:+.3}]", c.lo, c.hi),
+        );
+        let reason = format!(
+            "B - A = {:+.3} {bounds} at {pct:.0} %; {p_text}",
+            diff.mean
+        );
+        Gate {
+            mode,
+            margin,
+            require_decision: o.require_decision,
+            verdict,
+            rule,
+            reason,
         }
     });
     let sa = crate::eval::summary::compute(&a.config, &a.rounds, &a.candidates).overall;
@@ -502,15 +723,21 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
     })
     .collect();
     let mut notes = Vec::new();
+    if !a.config.comparable || !b.config.comparable {
+        notes.push(
+            "a run was cut with --limit and is compared only because --allow-limited was given: the sets are shorter than the suite's".to_string(),
+        );
+    }
     if let (Some(ci), Some(t)) = (diff.ci, &p_samples)
         && (ci.lo > 0.0 || ci.hi < 0.0)
         && t.p_value > 1.0 - level
     {
         notes.push(format!(
-            "the bootstrap interval excludes 0 but the harness-sample sign-flip test does not reject at this level (p = {:.4}, {} trajectory pair(s) with a difference): with M = {} harness samples per task the percentile bootstrap is optimistic; more samples make the verdict trustworthy",
+            "the interval excludes 0 but the harness-sample sign-flip test does not reject at this level (p = {:.4} over {} trajectory pair(s) with a difference; with {} pair(s) its smallest attainable p is {:.4}): the test conditions on these instances and has little resolution with few harness samples",
             t.p_value,
             t.units,
-            a.config.settings.samples
+            t.units,
+            if t.units == 0 { 1.0 } else { 2.0 / 2f64.powi(t.units as i32) }
         ));
     }
     let side = |dir: &Path, e: &EvalData| Side {
@@ -525,15 +752,18 @@ pub fn compare(a_dir: &Path, b_dir: &Path, o: &CompareOptions) -> Result<Compari
         b: side(b_dir, &b),
         confidence: level,
         seed: o.seed,
-        samples: a.config.settings.samples,
+        samples,
         instances: a.config.tasks.iter().map(|t| t.set_ids.test.len()).sum(),
         a_mean: strata_mean(&fa),
         b_mean: strata_mean(&fb),
         diff,
+        diff_se,
+        diff_df,
         p_samples,
         p_instances,
         seed_round_mismatches,
         tasks,
+        power,
         gate,
         other,
         notes,
@@ -558,19 +788,18 @@ fn p(t: &Option<SignFlipTest>) -> String {
     }
 }
 
-/// The comparison as Markdown: one row per task, the overall row, the tests and the
-/// verdict.
+/// The comparison as Markdown: one row per task, the overall row, the tests, the
+/// power and the verdict.
 pub fn render_text(c: &Comparison) -> String {
     let pct = 100.0 * c.confidence;
     let mut out = format!(
-        "# Paired comparison: B `{}` vs A `{}`\n\nMetric: {}; B - A on identical instances and harness samples ({} samples, {} test instances over {} tasks); {pct:.0} % paired hierarchical bootstrap interval (seed {}).\n\nA: {}\nB: {}\n\n| task | A | B | B - A [{pct:.0} % interval] | p (samples flipped) |\n| --- | --- | --- | --- | --- |\n",
+        "# Paired comparison: B `{}` vs A `{}`\n\nMetric: {}; B - A on identical instances and harness samples ({} samples, {} test instances over {} tasks); {pct:.0} % paired crossed-design interval (t with Satterthwaite df from the variance components of the differences, tasks fixed; docs/EVAL.md, \"Intervals\").\n\nA: {}\nB: {}\n\n| task | A | B | B - A [{pct:.0} % interval] | p (samples flipped) |\n| --- | --- | --- | --- | --- |\n",
         c.b.proposer,
         c.a.proposer,
         c.metric,
         c.samples,
         c.instances,
         c.tasks.len(),
-        c.seed,
         c.a.dir,
         c.b.dir,
     );
@@ -585,13 +814,29 @@ pub fn render_text(c: &Comparison) -> String {
         ));
     }
     out.push_str(&format!(
-        "| **overall** | {:.3} | {:.3} | {} | {} |\n\nPaired sign-flip tests of no difference: harness samples flipped p = {}; instances flipped p = {} (instance noise only).\n",
+        "| **overall** | {:.3} | {:.3} | {} | {} |\n\nOverall B - A: standard error {:.4}, {} degrees of freedom. Paired sign-flip tests of no difference: harness samples flipped p = {}; instances flipped p = {} (instance noise only).\n",
         c.a_mean,
         c.b_mean,
         interval(&c.diff),
         p(&c.p_samples),
+        c.diff_se,
+        c.diff_df.map_or_else(|| "infinite".into(), |d| format!("{d:.1}")),
         p(&c.p_samples),
         p(&c.p_instances),
+    ));
+    let pw = &c.power;
+    out.push_str(&format!(
+        "\nPower: the smallest difference this design ({} tasks x {:.0} instances x {} samples) detects with {:.0} % probability at {:.0} % is {} (simulated from the differences' variance components: harness {:.4}, instance {:.4}, residual {:.4}; {} simulations).\n",
+        pw.tasks,
+        pw.instances,
+        pw.samples,
+        100.0 * pw.power,
+        100.0 * pw.level,
+        pw.mdd.map_or_else(|| "not defined (no variance to estimate from)".into(), |d| format!("{d:.3}")),
+        pw.components.harness,
+        pw.components.instance,
+        pw.components.residual,
+        pw.simulations
     ));
     out.push_str("\nOther overall metrics (each run with its own 95 % interval, not paired):\n\n| metric | A | B |\n| --- | --- | --- |\n");
     for o in &c.other {
@@ -613,14 +858,22 @@ pub fn render_text(c: &Comparison) -> String {
     }
     if let Some(g) = &c.gate {
         out.push_str(&format!(
-            "\nGate (--fail-if-worse {}): {} ({}).\n",
-            g.delta,
-            if g.failed {
-                "FAILED: B is worse than A by more than the threshold"
+            "\nGate ({} {}{}): {}.\nRule: {}.\nEvidence: {}.\n",
+            g.mode.flag(),
+            g.margin,
+            if g.require_decision {
+                " --require-decision"
             } else {
-                "passed"
+                ""
             },
-            g.rule
+            match g.verdict {
+                Verdict::Pass => "PASS",
+                Verdict::Regression =>
+                    "REGRESSION: B is worse than A by more than the margin (exit 3)",
+                Verdict::Inconclusive => "INCONCLUSIVE: the interval contains -margin (exit 4)",
+            },
+            g.rule,
+            g.reason
         ));
     }
     out

@@ -15,10 +15,6 @@ use crate::eval::{INVOCATION, read_json};
 use crate::records::{self, RoundRecord, run_dir};
 use crate::stats::HierEstimate;
 
-/// The seed of the paired bootstrap of a comparison (fixed, so a re-render gives the
-/// same bounds).
-const SEED: u64 = 0x5041_4952;
-
 /// One arm (proposer) of the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Arm {
@@ -98,8 +94,10 @@ pub fn build(dirs: &[PathBuf]) -> Result<Comparison, ReportError> {
         let mut paired = Vec::new();
         for (j, (cfg, rs)) in configs[1..].iter().zip(&rounds[1..]).enumerate() {
             let b = summary::test_scores(cfg, rs, &t.task, k);
-            paired.push(crate::stats::paired_hierarchical_estimate(
-                &a, &b, 0.95, SEED,
+            paired.push(crate::stats::paired_crossed_estimate(
+                std::slice::from_ref(&a),
+                std::slice::from_ref(&b),
+                0.95,
             ));
             all_b[j].push(b);
         }
@@ -123,7 +121,7 @@ pub fn build(dirs: &[PathBuf]) -> Result<Comparison, ReportError> {
             .collect(),
         paired: all_b
             .iter()
-            .map(|b| crate::stats::paired_stratified_estimate(&all_a, b, 0.95, SEED))
+            .map(|b| crate::stats::paired_crossed_estimate(&all_a, b, 0.95))
             .collect(),
     };
     Ok(Comparison {

@@ -1,5 +1,5 @@
 //! Reports and comparisons of finished (or partly finished) runs, computed from the
-//! run directory's files alone (`hrl report`, `hrl compare`).
+//! run directory's files alone (`hrl report`, `hrl compare`, `hrl plan`).
 //!
 //! This module never opens a model, a sandbox, an executor or a proposer: it reads
 //! `config.json`, the JSON-lines records, the harness files (as text) and a trainer's
@@ -9,7 +9,7 @@
 //!
 //! - [`run_data`]: reading a run directory ([`RunData`]) through `crate::records`.
 //! - [`model`]: the report model ([`Report`]): per task, per family and per split-role
-//!   metrics with hierarchical intervals (via [`crate::eval::summary`]), the harness
+//!   metrics with crossed-design intervals (via [`crate::eval::summary`]), the harness
 //!   points of the Pareto view, the training log.
 //! - [`trajectories`]: every trajectory's rounds and candidates with their diffs (the
 //!   browsable list of the HTML page).
@@ -17,7 +17,10 @@
 //! - [`export`]: one [`export::Exporter`] trait, one file per format (Markdown, HTML,
 //!   JSON).
 //! - [`compare`]: the paired comparison of two runs (`hrl compare`): comparability
-//!   checks, paired hierarchical bootstrap, sign-flip tests, the regression gate.
+//!   checks, the paired crossed-design interval, sign-flip tests, the power, the
+//!   regression gate.
+//! - [`plan`]: the size of a comparison (`hrl plan`): the minimum detectable
+//!   difference of a design and the sizes needed for a target, from a pilot run.
 //! - [`comparison`]: the proposers of one invocation side by side (`comparison.md`).
 //! - [`outputs`]: the documents every run directory gets after a run (`report.md`,
 //!   `report.html`, `comparison.md`/`.html`, `transfer.md`).
@@ -27,6 +30,7 @@ pub mod comparison;
 pub mod export;
 pub mod model;
 pub mod outputs;
+pub mod plan;
 pub mod plots;
 pub mod run_data;
 pub mod trajectories;
@@ -76,6 +80,34 @@ impl crate::error::Classify for ReportError {
             ReportError::Split(e) => e.kind(),
         }
     }
+}
+
+/// Recompute the tables a run wrote when it ended from its records, with the current
+/// estimators: every evaluation run directory's `summary.json` ([`crate::eval::rerender`],
+/// `run_stats` kept) under `dir` (one run directory, a multi-proposer output or a
+/// transfer output), then every document [`outputs::write_any`] writes. Returns the run
+/// directories rewritten.
+pub fn rerender(dir: &Path) -> Result<Vec<std::path::PathBuf>, ReportError> {
+    let dirs = if dir.join(crate::eval::transfer::INDEX).is_file() {
+        crate::eval::transfer::run_dirs(dir)?
+    } else if let Some(dirs) = comparison::arm_dirs(dir)? {
+        dirs
+    } else if dir.join(crate::records::run_dir::CONFIG).is_file() {
+        vec![dir.to_path_buf()]
+    } else {
+        return Err(ReportError::Input(format!(
+            "{}: neither an evaluation run directory (no {}) nor a multi-proposer or transfer output directory (no {} or {})",
+            dir.display(),
+            crate::records::run_dir::CONFIG,
+            crate::eval::INVOCATION,
+            crate::eval::transfer::INDEX
+        )));
+    };
+    for d in &dirs {
+        crate::eval::rerender(d)?;
+    }
+    outputs::write_any(dir)?;
+    Ok(dirs)
 }
 
 /// Read `dir` and build its report.

@@ -4,8 +4,8 @@
 //! - the summary metrics per task and overall ([`crate::eval::summary::compute`]:
 //!   seed and final test score, gain, the per-round horizon curve, best-of-M by dev
 //!   score, invalid and accepted revision rates, executor-free rate, executor and
-//!   proposer tokens, each with a 95 % hierarchical interval: harness samples
-//!   resampled, then instances within them);
+//!   proposer tokens, each with a 95 % crossed-design interval: harness samples ×
+//!   the instances they share, see [`crate::stats`]);
 //! - the same metrics per family and per role of a family split
 //!   ([`crate::eval::summary::group_metrics`]: tasks are fixed strata);
 //! - every harness tested on a task with its test score and executor tokens per
@@ -146,19 +146,13 @@ pub fn family_of(source: &TaskSource) -> String {
     }
 }
 
-fn group_rows(e: &EvalData, groups: &BTreeMap<String, Vec<String>>, prefix: &str) -> Vec<GroupRow> {
+fn group_rows(e: &EvalData, groups: &BTreeMap<String, Vec<String>>) -> Vec<GroupRow> {
     groups
         .iter()
         .map(|(name, tasks)| GroupRow {
             name: name.clone(),
             tasks: tasks.clone(),
-            metrics: summary::group_metrics(
-                &e.config,
-                &e.rounds,
-                &e.candidates,
-                tasks,
-                &format!("{prefix}{name}"),
-            ),
+            metrics: summary::group_metrics(&e.config, &e.rounds, &e.candidates, tasks),
         })
         .collect()
 }
@@ -193,7 +187,7 @@ fn split_table(e: &EvalData, options: &ReportOptions) -> Result<Option<SplitTabl
     };
     Ok(Some(SplitTable {
         source,
-        rows: group_rows(e, &roles, "role:"),
+        rows: group_rows(e, &roles),
     }))
 }
 
@@ -308,7 +302,7 @@ fn eval_report(
     };
     Ok(EvalReport {
         meta,
-        families: group_rows(e, &families, "family:"),
+        families: group_rows(e, &families),
         split: split_table(e, options)?,
         harnesses: harness_points(e),
         trajectories: trajectories::build(e, &data.harnesses),

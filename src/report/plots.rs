@@ -4,7 +4,7 @@
 //! byte-identical SVG.
 //!
 //! - `horizon`: the test score after each round (the horizon curve): overall with its
-//!   hierarchical interval as a band, and each task's mean curve;
+//!   crossed-design interval as a band, and each task's mean curve;
 //! - `families`: seed vs final test score per family, bars with interval whiskers;
 //! - `pareto`: each harness tested on a task: test score against executor tokens per
 //!   test instance (seed harnesses as triangles), the task's Pareto front as a line;

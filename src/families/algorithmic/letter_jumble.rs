@@ -1,10 +1,20 @@
 //! `letter_jumble`: restore words whose letters have been shuffled.
 //!
 //! Words come from the shared word list (`words::WORDS`), restricted to words that
-//! have no anagram — neither in the list nor among common English words (a hand-kept
-//! exclusion list, [`HAS_ANAGRAM`]) — so every jumbled word has exactly one answer
-//! (`tca` could be `cat` or `act`, so neither is used). Each word's letters are
-//! shuffled until they differ from the word.
+//! have no other anagram — neither in the list nor among English words outside it (a
+//! hand-kept exclusion list, [`HAS_ANAGRAM`]) — so every jumbled word has exactly one
+//! answer (`tca` could be `cat` or `act`, so neither is used). Each word's letters
+//! are shuffled until they differ from the word. Two tests keep the promise over the
+//! whole pool: no pool word has another anagram in any of the crate's word lists
+//! (`WORDS`, `word_ladder`'s three- and four-letter words, the plural nouns), nor
+//! among the lowercase entries of Debian's `wamerican` list
+//! (`/usr/share/dict/american-english`, installed by `make deps`; the test says so
+//! loudly and skips where the file is missing).
+//!
+//! Version 2 removed the 24 pool words version 1 drew that have another anagram in
+//! that list (`rock`/`cork`, `add`/`dad`, `friend`/`finder`, `kitchen`/`thicken`,
+//! `woodland`/`download`, `education`/`auctioned`, ...): their jumbles had two
+//! answers and the verifier accepts one.
 //!
 //! Levels (number of distinct words, word length): 1: 1, 3..=5 · 2: 2..=3, 4..=5 ·
 //! 3: 3..=5, 4..=7 · 4: 5..=7, 5..=10 · 5: 7..=10, 6..=14.
@@ -39,22 +49,160 @@ const PARAMS: [(usize, usize, usize, usize); 5] = [
     (7, 10, 6, 14),
 ];
 
-/// Words of the shared list that are anagrams of common English words outside the
-/// list (`ant`/`tan`, `east`/`seat`, `listen`/`silent`, ...). Anagram pairs inside the
-/// list are found by [`pool`] itself.
+/// Words of the shared list that are anagrams of English words outside the list
+/// (`ant`/`tan`, `east`/`seat`, `listen`/`silent`, `rock`/`cork`, ...). Anagram pairs
+/// inside the list are found by [`pool`] itself.
 pub(crate) const HAS_ANAGRAM: &[&str] = &[
-    "ant", "arm", "art", "bag", "bat", "boy", "bus", "car", "dog", "ear", "eat", "end", "gas",
-    "gum", "ink", "jar", "lap", "law", "leg", "lid", "map", "new", "nut", "owl", "pan", "pin",
-    "run", "sip", "tap", "tin", "top", "pot", "barn", "bear", "bone", "calm", "coat", "cold",
-    "crab", "deer", "door", "dust", "east", "fire", "goat", "idea", "iron", "lake", "leaf", "lion",
-    "moon", "nest", "news", "nose", "pear", "rain", "road", "room", "rope", "salt", "ship", "shoe",
-    "snow", "star", "stem", "tide", "wolf", "yard", "blue", "soap", "bread", "brush", "cloud",
-    "coast", "crane", "dance", "dream", "field", "grape", "horse", "lemon", "mango", "night",
-    "ocean", "olive", "paint", "peach", "pearl", "plate", "quiet", "smile", "snake", "spoon",
-    "stone", "table", "tower", "whale", "listen", "garden", "forest", "desert", "planet", "parrot",
-    "castle", "silver", "spider", "orange", "finger", "farmer", "travel", "painter", "teacher",
-    "meadow", "fruit", "toast", "eagle", "heart", "earth", "hop", "sad", "bed", "animal", "street",
+    "ant",
+    "arm",
+    "art",
+    "bag",
+    "bat",
+    "boy",
+    "bus",
+    "car",
+    "dog",
+    "ear",
+    "eat",
+    "end",
+    "gas",
+    "gum",
+    "ink",
+    "jar",
+    "lap",
+    "law",
+    "leg",
+    "lid",
+    "map",
+    "new",
+    "nut",
+    "owl",
+    "pan",
+    "pin",
+    "run",
+    "sip",
+    "tap",
+    "tin",
+    "top",
+    "pot",
+    "barn",
+    "bear",
+    "bone",
+    "calm",
+    "coat",
+    "cold",
+    "crab",
+    "deer",
+    "door",
+    "dust",
+    "east",
+    "fire",
+    "goat",
+    "idea",
+    "iron",
+    "lake",
+    "leaf",
+    "lion",
+    "moon",
+    "nest",
+    "news",
+    "nose",
+    "pear",
+    "rain",
+    "road",
+    "room",
+    "rope",
+    "salt",
+    "ship",
+    "shoe",
+    "snow",
+    "star",
+    "stem",
+    "tide",
+    "wolf",
+    "yard",
+    "blue",
+    "soap",
+    "bread",
+    "brush",
+    "cloud",
+    "coast",
+    "crane",
+    "dance",
+    "dream",
+    "field",
+    "grape",
+    "horse",
+    "lemon",
+    "mango",
+    "night",
+    "ocean",
+    "olive",
+    "paint",
+    "peach",
+    "pearl",
+    "plate",
+    "quiet",
+    "smile",
+    "snake",
+    "spoon",
+    "stone",
+    "table",
+    "tower",
+    "whale",
+    "listen",
+    "garden",
+    "forest",
+    "desert",
+    "planet",
+    "parrot",
+    "castle",
+    "silver",
+    "spider",
+    "orange",
+    "finger",
+    "farmer",
+    "travel",
+    "painter",
+    "teacher",
+    "meadow",
+    "fruit",
+    "toast",
+    "eagle",
+    "heart",
+    "earth",
+    "hop",
+    "sad",
+    "bed",
+    "animal",
+    "street",
     "ginger",
+    // Version 2: another anagram among the lowercase words of Debian's `wamerican`
+    // list (`dad`, `cork` are in the crate's own lists as well).
+    "add",
+    "hot",
+    "lab",
+    "kind",
+    "kite",
+    "rock",
+    "silk",
+    "tail",
+    "glass",
+    "candle",
+    "circle",
+    "friend",
+    "ladder",
+    "saddle",
+    "kitchen",
+    "weather",
+    "treasure",
+    "woodland",
+    "education",
+    "hurricane",
+    "wonderful",
+    "instrument",
+    "conversation",
+    "presentation",
 ];
 
 /// The words usable by the generator: no anagram inside the list, none in
@@ -136,7 +284,7 @@ impl Family for LetterJumble {
         "Restore words whose letters were shuffled (each has exactly one answer)"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn level_params(&self, level: Level) -> Value {
         let (wmin, wmax, lmin, lmax) = PARAMS[level.idx()];
@@ -224,5 +372,64 @@ mod tests {
         for w in HAS_ANAGRAM {
             assert!(WORDS.contains(w), "{w} is not in the word list");
         }
+    }
+
+    fn signature(w: &str) -> Vec<u8> {
+        let mut b = w.to_ascii_lowercase().into_bytes();
+        b.sort_unstable();
+        b
+    }
+
+    /// The pool words that share their letters with another word of `words`.
+    fn with_other_anagram<'a>(words: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
+        pool()
+            .iter()
+            .filter_map(|w| {
+                let s = signature(w);
+                let others: Vec<&str> = words
+                    .clone()
+                    .filter(|x| *x != *w && signature(x) == s)
+                    .collect();
+                (!others.is_empty()).then(|| format!("{w} ({})", others.join(", ")))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_pool_word_has_another_anagram_in_the_crates_word_lists() {
+        use crate::families::games::ladder_words::{FOUR, THREE};
+        use crate::families::kit::lexicon::PLURALS;
+        let lists = WORDS
+            .iter()
+            .chain(THREE.iter())
+            .chain(FOUR.iter())
+            .chain(PLURALS.iter())
+            .copied();
+        let bad = with_other_anagram(lists);
+        assert!(bad.is_empty(), "jumbles with two answers: {bad:?}");
+        // The two the audit found (level 1, seeds 5 and 7).
+        assert!(!pool().contains(&"rock") && !pool().contains(&"add"));
+    }
+
+    #[test]
+    fn no_pool_word_has_another_anagram_in_a_standard_word_list() {
+        const LIST: &str = "/usr/share/dict/american-english";
+        let Ok(text) = std::fs::read(LIST) else {
+            eprintln!(
+                "\n*** SKIPPED letter_jumble's standard-word-list check: {LIST} is missing; \
+                 install Debian's `wamerican` (`make deps` does) to run it ***\n"
+            );
+            return;
+        };
+        // Lowercase ASCII entries only: proper nouns and possessives are not answers.
+        let text = String::from_utf8_lossy(&text);
+        let words: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()))
+            .collect();
+        assert!(words.len() > 10_000, "{LIST} has {} words", words.len());
+        let bad = with_other_anagram(words.iter().copied());
+        assert!(bad.is_empty(), "jumbles with two answers: {bad:?}");
     }
 }

@@ -2,7 +2,7 @@
 
 mod game_of_life;
 mod jugs;
-mod ladder_words;
+pub(crate) mod ladder_words;
 mod maze;
 mod mini_sudoku;
 mod n_queens;

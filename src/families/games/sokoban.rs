@@ -8,9 +8,11 @@
 //! connected), goals on random floor squares with a box on each, the player on another
 //! square; then a random walk in which the player may *pull* the box behind it. Reversed,
 //! that walk is a forward solution, so every puzzle is solvable. The solution is then
-//! shortened by cutting every loop (a state visited twice), and the puzzle is kept only
-//! if every box starts off its goal, the shortened solution pushes at least the level's
-//! minimum number of times, and it fits the move limit stated in the question.
+//! shortened by cutting every loop (a state visited twice) and by stopping at the move
+//! that puts the last box on its goal (the reverse walk may wander on after that;
+//! version 1 kept those moves), and the puzzle is kept only if every box starts off
+//! its goal, the shortened solution pushes at least the level's minimum number of
+//! times, and it fits the move limit stated in the question.
 //!
 //! Levels (boxes, room interior rows × columns, inner walls, walk length, minimum
 //! pushes, most moves accepted):
@@ -345,6 +347,14 @@ fn attempt(rng: &mut ChaCha20Rng, p: &Params) -> Option<(Board, Vec<usize>)> {
         }
     }
     debug_assert!(cur.solved());
+    // Stop at the first move after which every box is on a goal.
+    let mut replay = start.clone();
+    if let Some(end) = kept.iter().position(|&(d, _)| {
+        replay.push_move(d).expect("a legal shortened solution");
+        replay.solved()
+    }) {
+        kept.truncate(end + 1);
+    }
     let pushes = kept.iter().filter(|(_, p)| *p).count();
     if pushes < p.min_pushes || kept.len() > p.max_moves {
         return None;
@@ -388,7 +398,7 @@ impl Family for Sokoban {
         "Push every box onto a goal (any legal solution within the move limit scores)"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn level_params(&self, level: Level) -> Value {
         let p = &PARAMS[level.idx()];
@@ -470,5 +480,36 @@ mod tests {
         assert_eq!(parse_moves("r, Right RL", 10), Some(vec![3, 3, 3, 2]));
         assert_eq!(parse_moves("R X", 10), None);
         assert_eq!(parse_moves("RRRR", 3), None);
+    }
+
+    #[test]
+    fn gold_solutions_stop_at_the_solving_move() {
+        // Over many instances of every level: the gold solves, no proper prefix of it
+        // does (it ends at the move that puts the last box on its goal), and it fits
+        // the stated limit.
+        let mut checked = 0;
+        for level in Level::all() {
+            for seed in 0..4 {
+                for inst in crate::families::generate_many(&Sokoban, level, seed, 30).unwrap() {
+                    let meta = Meta::of(&inst);
+                    let rows = meta.strs("board").unwrap();
+                    let board = Board::parse(&rows).unwrap();
+                    let max = meta.usize("max_moves", 1000).unwrap();
+                    let gold = parse_moves(&inst.answer, max).unwrap();
+                    assert!(plays_to_solution(&board, &gold), "{}", inst.id);
+                    for k in 0..gold.len() {
+                        assert!(
+                            !plays_to_solution(&board, &gold[..k]),
+                            "{}: solved after {k} of {} moves",
+                            inst.id,
+                            gold.len()
+                        );
+                    }
+                    assert_eq!(Sokoban.verify(&inst, &inst.answer), 1.0);
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 600);
     }
 }

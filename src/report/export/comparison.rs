@@ -92,7 +92,7 @@ pub fn markdown(c: &Comparison) -> String {
     let mut out = md(&scores(c));
     if c.arms.len() > 1 {
         out.push_str(&format!(
-            "\n## Paired difference of the final test score against `{}`\n\nSame instances and harness samples; 95 % paired hierarchical bootstrap (in the overall row, tasks are fixed strata).\n\n",
+            "\n## Paired difference of the final test score against `{}`\n\nSame instances and harness samples; 95 % paired crossed-design interval (harness samples × the instances they share; in the overall row, tasks are fixed strata).\n\n",
             baseline(c)
         ));
         out.push_str(&md(&paired(c)));
@@ -130,7 +130,7 @@ pub fn html(c: &Comparison) -> String {
     out.push_str(&html_table(&scores(c)));
     if c.arms.len() > 1 {
         out.push_str(&format!(
-            "<h2>Paired difference against <code>{}</code></h2>\n<p>Same instances and harness samples; 95 % paired hierarchical bootstrap (in the overall row, tasks are fixed strata).</p>\n",
+            "<h2>Paired difference against <code>{}</code></h2>\n<p>Same instances and harness samples; 95 % paired crossed-design interval (harness samples × the instances they share; in the overall row, tasks are fixed strata).</p>\n",
             escape(baseline(c))
         ));
         out.push_str(&html_table(&paired(c)));

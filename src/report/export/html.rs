@@ -128,7 +128,7 @@ fn eval_head(e: &EvalReport, out: &mut String) {
     if !m.complete {
         out.push_str("<p><strong>Incomplete</strong>: some trajectories did not finish; only finished ones count.</p>\n");
     }
-    out.push_str("<p class=\"note\">Every figure has a 95 % hierarchical bootstrap interval: harness samples resampled, then test instances within each (tasks are fixed strata of the overall and group rows); n = harness samples × test instances. Best-of-M picks the sample with the best final dev score.</p>\n<h2>Per task</h2>\n");
+    out.push_str("<p class=\"note\">Every figure has a 95 % interval for the crossed design: harness samples × the test instances they share, tasks fixed strata of the overall and group rows (docs/EVAL.md, “Intervals”); n = harness samples × test instances. Best-of-M picks the sample with the best final dev score.</p>\n<h2>Per task</h2>\n");
     out.push_str(&html_table(&tables::tasks(e), true));
     if tables::families_differ(e) {
         out.push_str("<h2>Per family</h2>\n");

@@ -18,7 +18,7 @@ fn curve_at(s: &Summary, task: Option<usize>, k: u32) -> String {
 }
 
 /// `transfer.md`: per K, the held-out test score of every proposer per task and
-/// overall (95 % hierarchical bootstrap CIs), and the per-round curve.
+/// overall (95 % crossed-design CIs, tasks fixed), and the per-round curve.
 pub fn markdown(index: &TransferIndex, arms: &[ArmOutcome]) -> String {
     let s = &index.settings;
     let metric = if index.kind == TransferKind::Temporal {
