@@ -29,6 +29,7 @@ pub mod answer;
 pub mod decimal;
 pub mod entry;
 pub mod kit;
+pub mod mixture;
 pub mod parse;
 pub mod splits;
 
@@ -75,6 +76,9 @@ pub enum FamilyError {
     /// A JSON record that should hold an instance (see [`entry`]) does not.
     #[error("{0}")]
     MalformedEntry(String),
+    /// The parts of a mixture (see [`mixture`]) cannot make one.
+    #[error("{0}")]
+    BadMixture(String),
 }
 
 impl crate::error::Classify for FamilyError {
@@ -84,7 +88,8 @@ impl crate::error::Classify for FamilyError {
             | FamilyError::LevelOutOfRange(_)
             | FamilyError::ZeroCount
             | FamilyError::VariantOutOfRange { .. }
-            | FamilyError::MalformedEntry(_) => crate::error::ErrorKind::Usage,
+            | FamilyError::MalformedEntry(_)
+            | FamilyError::BadMixture(_) => crate::error::ErrorKind::Usage,
         }
     }
 }
