@@ -2,6 +2,7 @@
 #   make demo   - the main job on the default embedded model
 #   make test   - the whole test suite (release profile: one llama.cpp build serves all)
 #   make bench  - criterion benchmarks;  make lint - fmt + clippy
+#   make python - the Python package (python/) built and installed into .venv-py
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -9,7 +10,7 @@ CARGO_FLAGS ?= --release
 HRL := target/release/hrl
 APT_PACKAGES := cmake libclang1-14 libclang-common-14-dev bubblewrap python3 python3-venv unzip wamerican
 
-.PHONY: all deps build build-cuda check-cuda models humaneval reproduce-humaneval test demo bench bench-llama lint clean
+.PHONY: all deps build build-cuda check-cuda models humaneval reproduce-humaneval test demo bench bench-llama lint clean python python-venv
 
 all: build
 
@@ -48,6 +49,28 @@ check-cuda: build-cuda models
 
 test: build models humaneval
 	$(CARGO) test $(CARGO_FLAGS)
+	$(MAKE) --no-print-directory python
+	$(PY_VENV)/bin/python -m pytest -q python/tests
+
+# The Python package `harness_rl` (python/: pyo3 + maturin, abi3 wheel for CPython >=
+# 3.10). A private venv gets maturin, pytest and pandas (the tests read run records
+# into DataFrames) from pip once; the wheel is built into target/wheels from the
+# workspace's target directory (the core crate without its llama and https features)
+# and installed into the venv. Idempotent: a second run compiles nothing.
+PY_VENV ?= .venv-py
+PY_REQUIREMENTS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1
+WHEELS := target/wheels
+
+python-venv:
+	@[ -x $(PY_VENV)/bin/python ] || python3 -m venv $(PY_VENV)
+	@$(PY_VENV)/bin/python -c 'import importlib.metadata as m, sys; want = dict(r.split("==") for r in sys.argv[1:]); sys.exit(any(m.version(p) != v for p, v in want.items()))' $(PY_REQUIREMENTS) 2>/dev/null \
+	  || $(PY_VENV)/bin/python -m pip install --quiet $(PY_REQUIREMENTS)
+
+python: python-venv
+	@rm -f $(WHEELS)/harness_rl-*.whl
+	$(PY_VENV)/bin/maturin build --release --quiet --manifest-path python/Cargo.toml \
+	  --interpreter $(PY_VENV)/bin/python --out $(WHEELS)
+	$(PY_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps $(WHEELS)/harness_rl-*.whl
 
 # The default executor model (SmolLM2-135M) into $HRL_HOME/models; idempotent.
 models: build
@@ -100,6 +123,7 @@ bench-llama: build models
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+	$(CARGO) clippy $(CARGO_FLAGS) -p harness-rl-python -- -D warnings
 
 clean:
 	$(CARGO) clean

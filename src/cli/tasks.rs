@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use harness_rl::families::{self, Family, Level, ScoreMode};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::UsageError;
 
@@ -110,20 +110,7 @@ fn list(as_json: bool) -> Result<()> {
     let mut out = BufWriter::new(out.lock());
     let reg = families::registry();
     if as_json {
-        let rows: Vec<Value> = reg
-            .iter()
-            .map(|f| {
-                json!({
-                    "name": f.name(),
-                    "category": f.category(),
-                    "levels": [families::MIN_LEVEL, families::MAX_LEVEL],
-                    "version": f.version(),
-                    "variants": f.variant_count(),
-                    "description": f.description(),
-                    "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let rows: Vec<Value> = reg.iter().map(|f| families::describe(*f)).collect();
         serde_json::to_writer_pretty(&mut out, &rows)?;
         writeln!(out)?;
     } else {
@@ -159,24 +146,7 @@ fn splits(a: SplitsArgs) -> Result<()> {
     let out = io::stdout();
     let mut out = BufWriter::new(out.lock());
     if a.json {
-        let rows: Vec<Value> = all
-            .iter()
-            .map(|s| {
-                json!({
-                    "name": s.name,
-                    "source": s.source,
-                    "description": s.description,
-                    "roles": s.roles.iter().map(|r| {
-                        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-                        if let Value::Object(m) = &mut v {
-                            m.insert("count".into(), json!(r.families.len()));
-                        }
-                        v
-                    }).collect::<Vec<_>>(),
-                    "unassigned": s.unassigned(),
-                })
-            })
-            .collect();
+        let rows: Vec<Value> = all.iter().map(families::splits::Split::to_json).collect();
         serde_json::to_writer_pretty(&mut out, &rows)?;
         writeln!(out)?;
     } else {

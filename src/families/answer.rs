@@ -5,13 +5,16 @@
 //! tag names are matched ASCII-case-insensitively, the content is trimmed). No pair, no
 //! credit. Lenient mode is an explicit opt-in for
 //! diagnosing formatting failures: without a tag it falls back to the last non-empty
-//! line of the response; results are labelled with the mode that produced them.
+//! line of the response; results are labelled with the mode that produced them. Bare
+//! mode is for a text that is already the final answer (a program's output, an answer
+//! a caller extracted): a tag pair inside it still wins, otherwise the whole text is
+//! the answer, never a line or a substring of it.
 
 use serde::{Deserialize, Serialize};
 
 use serde_json::{Value, json};
 
-use super::{Family, Instance, Level};
+use super::{Family, Instance};
 
 const OPEN: &str = "<answer>";
 const CLOSE: &str = "</answer>";
@@ -26,6 +29,20 @@ pub enum ScoreMode {
     /// Like strict, but a response with no complete tag pair falls back to its last
     /// non-empty line. Reported as lenient wherever it is used.
     Lenient,
+    /// The text is the final answer: the content of its last tag pair when it has
+    /// one, otherwise the whole text, trimmed (a program's output, or an answer the
+    /// caller already extracted, as reasoning-gym's `score_answer` receives it).
+    Bare,
+}
+
+impl ScoreMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScoreMode::Strict => "strict",
+            ScoreMode::Lenient => "lenient",
+            ScoreMode::Bare => "bare",
+        }
+    }
 }
 
 /// The result of scoring one response.
@@ -71,10 +88,13 @@ pub fn extract_answer(response: &str) -> Option<String> {
     Some(inner.trim().to_string())
 }
 
-fn extract(response: &str, mode: ScoreMode) -> Option<String> {
+/// The final answer of `response` under `mode` (see [`ScoreMode`]); `None` when there
+/// is none.
+pub fn extract_with(response: &str, mode: ScoreMode) -> Option<String> {
     match (extract_answer(response), mode) {
         (Some(a), _) => Some(a),
         (None, ScoreMode::Strict) => None,
+        (None, ScoreMode::Bare) => Some(response.trim().to_string()),
         (None, ScoreMode::Lenient) => response
             .lines()
             .rev()
@@ -94,7 +114,7 @@ pub fn score_response(
     response: &str,
     mode: ScoreMode,
 ) -> Scored {
-    let extracted = extract(response, mode);
+    let extracted = extract_with(response, mode);
     let score = match extracted.as_deref() {
         None | Some("") => 0.0,
         Some(a) => {
@@ -121,11 +141,8 @@ pub fn score_line(line: &str, mode: ScoreMode) -> Result<Value, String> {
         Some(_) => return Err("`response` is not a string".into()),
         None => return Err("missing `response`".into()),
     };
-    let inst: Instance = serde_json::from_value(Value::Object(obj.clone()))
-        .map_err(|e| format!("not an instance: {e}"))?;
-    let fam = super::get(&inst.family).map_err(|e| e.to_string())?;
-    Level::new(inst.level).map_err(|e| format!("`level`: {e}"))?;
-    let scored = score_response(fam, &inst, &response, mode);
+    let scored = super::entry::score_entry(Value::Object(obj.clone()), &response, mode)
+        .map_err(|e| e.to_string())?;
     obj.insert("score".into(), json!(scored.score));
     obj.insert("extracted".into(), json!(scored.extracted));
     if mode == ScoreMode::Lenient {
@@ -142,7 +159,7 @@ mod tests {
     fn score_line_scores_gold_and_names_what_is_wrong() {
         let inst = super::super::InstanceStream::new(
             super::super::get("gcd").unwrap(),
-            Level::new(1).unwrap(),
+            super::super::Level::new(1).unwrap(),
             3,
         )
         .instance(0);
@@ -242,10 +259,27 @@ mod tests {
 
     #[test]
     fn lenient_falls_back_to_last_line_only_when_asked() {
-        assert_eq!(extract("a\n 42 \n\n", ScoreMode::Strict), None);
+        assert_eq!(extract_with("a\n 42 \n\n", ScoreMode::Strict), None);
         assert_eq!(
-            extract("a\n 42 \n\n", ScoreMode::Lenient).as_deref(),
+            extract_with("a\n 42 \n\n", ScoreMode::Lenient).as_deref(),
             Some("42")
         );
+    }
+
+    #[test]
+    fn bare_takes_the_whole_text_unless_it_has_a_tag_pair() {
+        assert_eq!(
+            extract_with(" 42 \n", ScoreMode::Bare).as_deref(),
+            Some("42")
+        );
+        assert_eq!(
+            extract_with("a\n 42 \n", ScoreMode::Bare).as_deref(),
+            Some("a\n 42")
+        );
+        assert_eq!(
+            extract_with("so <answer>7</answer>", ScoreMode::Bare).as_deref(),
+            Some("7")
+        );
+        assert_eq!(extract_with("", ScoreMode::Bare).as_deref(), Some(""));
     }
 }

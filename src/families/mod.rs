@@ -27,7 +27,9 @@
 
 pub mod answer;
 pub mod decimal;
+pub mod entry;
 pub mod kit;
+pub mod mixture;
 pub mod parse;
 pub mod splits;
 
@@ -45,7 +47,8 @@ use rand_chacha::rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use answer::{ScoreMode, Scored, extract_answer, score_line, score_response};
+pub use answer::{ScoreMode, Scored, extract_answer, extract_with, score_line, score_response};
+pub use entry::{parse_entry, score_entry};
 pub use kit::variant::Variant;
 
 /// Lowest and highest difficulty level every family supports.
@@ -70,6 +73,12 @@ pub enum FamilyError {
         variant: u8,
         count: usize,
     },
+    /// A JSON record that should hold an instance (see [`entry`]) does not.
+    #[error("{0}")]
+    MalformedEntry(String),
+    /// The parts of a mixture (see [`mixture`]) cannot make one.
+    #[error("{0}")]
+    BadMixture(String),
 }
 
 impl crate::error::Classify for FamilyError {
@@ -78,7 +87,9 @@ impl crate::error::Classify for FamilyError {
             FamilyError::UnknownFamily(_)
             | FamilyError::LevelOutOfRange(_)
             | FamilyError::ZeroCount
-            | FamilyError::VariantOutOfRange { .. } => crate::error::ErrorKind::Usage,
+            | FamilyError::VariantOutOfRange { .. }
+            | FamilyError::MalformedEntry(_)
+            | FamilyError::BadMixture(_) => crate::error::ErrorKind::Usage,
         }
     }
 }
@@ -381,6 +392,20 @@ pub fn registry() -> &'static [&'static dyn Family] {
         v.extend_from_slice(cognition::FAMILIES);
         v.sort_by_key(|f| (f.category(), f.name()));
         v
+    })
+}
+
+/// A family as `hrl tasks list --json` prints it: name, category, levels, version,
+/// variants, description and the documented parameters of every level.
+pub fn describe(f: &dyn Family) -> serde_json::Value {
+    serde_json::json!({
+        "name": f.name(),
+        "category": f.category(),
+        "levels": [MIN_LEVEL, MAX_LEVEL],
+        "version": f.version(),
+        "variants": f.variant_count(),
+        "description": f.description(),
+        "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
     })
 }
 

@@ -143,6 +143,29 @@ impl Split {
             .filter(|n| self.role_of(n).is_none())
             .collect()
     }
+
+    /// The split as `hrl tasks splits --json` prints it: name, source, description,
+    /// the roles (each with its family `count`) and the unassigned families.
+    pub fn to_json(&self) -> serde_json::Value {
+        let roles: Vec<serde_json::Value> = self
+            .roles
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+                if let serde_json::Value::Object(m) = &mut v {
+                    m.insert("count".into(), r.families.len().into());
+                }
+                v
+            })
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "source": self.source,
+            "description": self.description,
+            "roles": roles,
+            "unassigned": self.unassigned(),
+        })
+    }
 }
 
 /// Load a split by built-in name (`paper-like`) or from a path (anything containing

@@ -331,9 +331,7 @@ impl Item {
         };
         let extracted = match rule {
             AnswerRule::Tagged => families::extract_answer(text),
-            AnswerRule::Bare => {
-                Some(families::extract_answer(text).unwrap_or_else(|| text.trim().to_string()))
-            }
+            AnswerRule::Bare => families::extract_with(text, families::ScoreMode::Bare),
         };
         let extracted = extracted.filter(|a| !a.is_empty());
         let score = match &extracted {
