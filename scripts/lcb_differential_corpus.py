@@ -4,8 +4,8 @@ written for harness-rl to probe where graders disagree.
 Every problem is original; expected outputs come from the `solve` functions here, not from
 the solutions being graded. Each solution has a name and, when hrl's judge semantics are
 expected to give a different result list than LiveCodeBench's reference runner, the id of
-the declared difference that explains it (the ids are the rows of the table in README.md,
-"LiveCodeBench grading: judge and reference semantics"). Solutions without an id must get
+the declared difference that explains it (the ids are the rows of the table in docs/LIVECODEBENCH.md,
+"Judge and reference semantics"). Solutions without an id must get
 identical result lists from the reference runner and from both hrl semantics.
 
 `build()` returns (rows, solutions): rows in the exact code_generation_lite layout.

@@ -1313,7 +1313,7 @@ fn fixture_problems_of_the_fidelity_defects() {
 
 #[test]
 fn reference_semantics_reproduce_the_runner_and_judge_semantics_differ_as_declared() {
-    // Each row: a declared difference (README, "judge and reference semantics"), a
+    // Each row: a declared difference (docs/LIVECODEBENCH.md, "Judge and reference semantics"), a
     // program, the judge codes and the codes LiveCodeBench's runner gives (checked against
     // the runner itself by scripts/lcb_differential.sh).
     let sum = problem(vec![("3 4\n", "7"), ("10 -2\n", "8")], None);

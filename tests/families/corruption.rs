@@ -1,6 +1,6 @@
 //! Damaged metadata, over the whole registry.
 //!
-//! The documented promise (README, "Task families"): a verifier that re-solves or
+//! The documented promise (docs/FAMILIES.md): a verifier that re-solves or
 //! checks an answer against the structured input in `metadata` gives 0 — never a panic,
 //! never credit — when a field it reads is damaged: missing, `null`, of the wrong JSON
 //! type (including a number written as a string), with an element of the wrong type,

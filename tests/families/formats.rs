@@ -140,7 +140,7 @@ fn lookalikes(c: char) -> Vec<char> {
     v
 }
 
-/// Families whose answers ignore (ASCII) letter case, as their docs and the README say.
+/// Families whose answers ignore (ASCII) letter case, as their docs and docs/FAMILIES.md say.
 const CASE_INSENSITIVE: &[&str] = &[
     "base_conversion",
     "bitwise_arithmetic",
