@@ -26,6 +26,7 @@ pub mod sandbox;
 pub mod serve;
 pub mod shard;
 pub mod stats;
+pub mod suggest;
 pub mod task;
 pub mod throughput;
 pub mod train;

@@ -129,7 +129,7 @@ fn main() -> ExitCode {
     if let Err(err) = result
         && code != cli::exit_codes::SUCCESS
     {
-        eprintln!("hrl: error: {err:#}");
+        eprintln!("hrl: error: {}", cli::exit_codes::message(&err));
     }
     ExitCode::from(code)
 }

@@ -82,8 +82,12 @@ fn list_shows_every_registered_family() {
 fn bad_usage_exits_2_names_the_problem_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("instances.jsonl");
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["no_such_family", "--n", "1"], "no_such_family"),
+        (
+            &["gdc", "--n", "1"],
+            "unknown family `gdc` (did you mean `gcd`?)",
+        ),
         (&["gcd", "--n", "1", "--variant", "200"], "variant 200"),
         (&["gcd", "--n", "1", "--variant", "sometimes"], "sometimes"),
         (&["all", "--n", "1", "--variant", "-1"], "-1"),
@@ -273,7 +277,7 @@ fn splits_lists_the_named_splits_and_checks_a_file() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains(&format!(
-            "{}:5: role[0].families: unknown family `mazes`",
+            "{}:5: role[0].families: unknown family `mazes` (did you mean `maze`?)",
             bad.display()
         )),
         "{err}"

@@ -103,6 +103,24 @@ pub fn process_exit_code(outcome: Outcome) -> u8 {
 
 /// Classify a command's error: the binary's own usage errors, then the first library
 /// error in the chain, then a broken pipe.
+/// The error and its causes, joined by `: ` (as `{:#}` prints them), leaving out a
+/// cause whose text the message already ends with (an error that prints its source
+/// as part of its own text would otherwise say everything twice).
+pub fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 pub fn outcome_of(err: &anyhow::Error) -> Outcome {
     for cause in err.chain() {
         if cause.is::<UsageError>() {
@@ -216,5 +234,18 @@ mod tests {
         let other = anyhow::anyhow!("something else");
         assert_eq!(outcome_of(&other), Outcome::Unclassified);
         assert_eq!(process_exit_code(outcome_of(&other)), RUNTIME_FAILURE);
+    }
+
+    /// An error whose text already includes its source is printed once.
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let inner = harness_rl::executor::ExecutorError::InvalidRequest("unknown model".into());
+        let e = anyhow::Error::from(harness_rl::proposer::ProposerError::Executor(inner));
+        assert_eq!(
+            message(&e),
+            "proposer model: invalid request: unknown model"
+        );
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(message(&e), "outer: inner");
     }
 }

@@ -58,7 +58,7 @@ pub const MAX_LEVEL: u8 = 5;
 /// Errors from looking up families and generating instances.
 #[derive(Debug, thiserror::Error)]
 pub enum FamilyError {
-    #[error("unknown family `{0}` (see `hrl tasks list`)")]
+    #[error("unknown family `{0}`{hint} (see `hrl tasks list`)", hint = did_you_mean_family(.0))]
     UnknownFamily(String),
     #[error("level {0} is out of range: levels are {MIN_LEVEL}..={MAX_LEVEL}")]
     LevelOutOfRange(u8),
@@ -407,6 +407,11 @@ pub fn describe(f: &dyn Family) -> serde_json::Value {
         "description": f.description(),
         "level_params": Level::all().map(|l| f.level_params(l)).collect::<Vec<_>>(),
     })
+}
+
+/// ` (did you mean `NAME`?)` for the family name closest to `name`, or nothing.
+pub fn did_you_mean_family(name: &str) -> String {
+    crate::suggest::did_you_mean(name, registry().iter().map(|f| f.name()))
 }
 
 /// Look a family up by name.

@@ -296,7 +296,11 @@ pub fn parse(text: &str, file: &str, name: &str, source: &str) -> Result<Split, 
                 return Err(invalid(
                     fam.span().start,
                     &at("families"),
-                    format!("unknown family `{}` (see `hrl tasks list`)", fam.get_ref()),
+                    format!(
+                        "unknown family `{}`{} (see `hrl tasks list`)",
+                        fam.get_ref(),
+                        super::did_you_mean_family(fam.get_ref())
+                    ),
                 ));
             };
             if let Some(&(j, first)) = placed.get(f.name()) {

@@ -218,7 +218,24 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> (Option<usize>, Option<Str
             field = Some(path);
         }
     }
-    (line, field, message)
+    (line, field, with_did_you_mean(message))
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant"), with
+/// ` (did you mean `a`?)` when one of the expected names is close to `x`.
+fn with_did_you_mean(message: String) -> String {
+    let Some(rest) = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))
+    else {
+        return message;
+    };
+    let Some((word, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let names = expected.split('`').skip(1).step_by(2);
+    let hint = crate::suggest::did_you_mean(word, names);
+    format!("{message}{hint}")
 }
 
 #[cfg(test)]
@@ -262,5 +279,25 @@ response = "r2"
         assert_eq!(at("max_calls").as_deref(), Some("strategy.max_calls"));
         assert_eq!(at("\"b\"").as_deref(), Some("instructions[1]"));
         assert_eq!(at("r2").as_deref(), Some("examples[1].response"));
+    }
+
+    /// An unknown field close to an expected one gets a "did you mean".
+    #[test]
+    fn unknown_fields_get_a_did_you_mean() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct S {
+            name: String,
+            task: Vec<u32>,
+        }
+        let text = "name = \"x\"\ntasks = [1]\n";
+        let e = toml::from_str::<S>(text).unwrap_err();
+        let (line, _, message) = toml_error(text, &e);
+        assert_eq!(line, Some(2));
+        assert!(message.ends_with("(did you mean `task`?)"), "{message}");
+        let text = "name = \"x\"\nbanana = [1]\n";
+        let e = toml::from_str::<S>(text).unwrap_err();
+        assert!(!toml_error(text, &e).2.contains("did you mean"));
     }
 }
