@@ -67,6 +67,32 @@ fn legend<'a, CT: CoordTranslate>(
     Ok(())
 }
 
+/// The minor grid lines: faint, so they guide the eye without competing with the data.
+fn minor_grid() -> ShapeStyle {
+    BLACK.mix(0.05).stroke_width(1)
+}
+
+/// Width of the horizon plot's legend column, right of the chart (off the data).
+const SIDE_LEGEND_WIDTH: u32 = 190;
+
+/// A legend drawn in its own area (`area`, beside a chart): one line sample and label
+/// per entry `(label, colour, stroke width)`, top down.
+fn side_legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    entries: &[(String, RGBColor, u32)],
+) -> DrawResult {
+    let style = TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (label, c, width)) in entries.iter().enumerate() {
+        let y = 60 + 20 * i as i32;
+        area.draw(&PathElement::new(
+            vec![(8, y), (30, y)],
+            c.stroke_width(*width),
+        ))?;
+        area.draw(&Text::new(label.clone(), (38, y), style.clone()))?;
+    }
+    Ok(())
+}
+
 /// Series with more members than this get no per-member legend entry.
 const MAX_LEGEND: usize = 10;
 
@@ -130,8 +156,10 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
         );
     let (y0, y1) = score_range(ys);
     render("horizon", "Test score after each round", |buf| {
-        let root = SVGBackend::with_string(buf, (720, 440)).into_drawing_area();
-        root.fill(&WHITE)?;
+        let full = SVGBackend::with_string(buf, (720 + SIDE_LEGEND_WIDTH, 440)).into_drawing_area();
+        full.fill(&WHITE)?;
+        let (root, side) = full.split_horizontally(720);
+        let mut entries: Vec<(String, RGBColor, u32)> = Vec::new();
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!("Test score after each round ({} % interval)", 95),
@@ -147,6 +175,7 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
             .x_label_formatter(&integer_label)
             .x_desc("round (0 = seed harness)")
             .y_desc("test score")
+            .light_line_style(minor_grid())
             .draw()?;
         let pts: Vec<(f64, f64, f64, f64)> = overall
             .iter()
@@ -177,31 +206,22 @@ fn horizon(e: &EvalReport) -> Result<Plot, ReportError> {
                     .filter(|(_, x)| x.n > 0)
                     .map(|(r, x)| (r as f64, x.mean))
                     .collect();
-                let s = chart.draw_series(LineSeries::new(line, c.stroke_width(1)))?;
+                chart.draw_series(LineSeries::new(line, c.stroke_width(1)))?;
                 if tasks.len() <= MAX_LEGEND {
-                    s.label(t.task.clone()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(1))
-                    });
+                    entries.push((t.task.clone(), c, 1));
                 }
             }
         }
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
-        chart
-            .draw_series(LineSeries::new(line.clone(), FINAL_COLOUR.stroke_width(3)))?
-            .label(if show_tasks {
-                "overall (band: interval)"
-            } else {
-                "test score (band: interval)"
-            })
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], FINAL_COLOUR.stroke_width(3))
-            });
+        chart.draw_series(LineSeries::new(line.clone(), FINAL_COLOUR.stroke_width(3)))?;
+        let label = if show_tasks { "overall" } else { "test score" };
+        entries.insert(0, (format!("{label} (band: interval)"), FINAL_COLOUR, 3));
         chart.draw_series(
             line.iter()
                 .map(|&p| Circle::new(p, 4, FINAL_COLOUR.filled())),
         )?;
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present()?;
+        side_legend(&side, &entries)?;
+        full.present()?;
         Ok(())
     })
 }
@@ -233,6 +253,7 @@ fn families(e: &EvalReport) -> Result<Plot, ReportError> {
             .build_cartesian_2d(0.0..n as f64, y0..y1)?;
         chart
             .configure_mesh()
+            .light_line_style(minor_grid())
             .disable_x_mesh()
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
@@ -319,6 +340,7 @@ fn pareto(e: &EvalReport) -> Result<Plot, ReportError> {
                 .build_cartesian_2d(0.0..xmax, y0..y1)?;
             chart
                 .configure_mesh()
+                .light_line_style(minor_grid())
                 .x_desc("executor tokens per test instance")
                 .y_desc("test score")
                 .draw()?;
@@ -394,6 +416,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .y_label_area_size(52)
             .build_cartesian_2d(s0..s1, r0..r1)?;
         top.configure_mesh()
+            .light_line_style(minor_grid())
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_desc("score")
             .draw()?;
@@ -436,6 +459,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .y_label_area_size(52)
             .build_cartesian_2d(s0..s1, 0.0..1.05)?;
         mid.configure_mesh()
+            .light_line_style(minor_grid())
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_desc("rate")
             .draw()?;
@@ -467,6 +491,7 @@ fn training(t: &TrainReport) -> Result<Plot, ReportError> {
             .build_cartesian_2d(s0..s1, 0.0..emax)?;
         bottom
             .configure_mesh()
+            .light_line_style(minor_grid())
             .x_label_formatter(&|x| format!("{x:.0}"))
             .x_desc("step")
             .y_desc("entropy")

@@ -30,6 +30,18 @@ fn a_real_run_renders_with_no_model_installed() {
         );
         assert!(text.contains(&format!("](r-{plot}.svg)")), "{text}");
     }
+    // The horizon plot's legend sits in its own column right of the 720-pixel chart,
+    // off the data.
+    let svg = std::fs::read_to_string(out.path().join("r-horizon.svg")).unwrap();
+    let label = svg.find("(band: interval)").expect("the legend entry");
+    let open = svg[..label].rfind("<text").unwrap();
+    let x: f64 = svg[open..label]
+        .split("x=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{}", &svg[open..label]));
+    assert!(x > 720.0, "the legend is on the chart (x = {x})");
     // The accepted oracle revision of spell_backward and its diff.
     assert!(text.contains("## Accepted revisions"), "{text}");
     assert!(
