@@ -484,6 +484,10 @@ fn status_message(endpoint: &str, status: u16, body: &str) -> String {
             " (check the API key in {} or {})",
             API_KEY_VARS[0], API_KEY_VARS[1]
         ),
+        // Most servers mount the API under /v1; a base URL without it finds nothing.
+        404 if !endpoint.contains("/v1/") => {
+            " (the base URL has no `/v1`: most OpenAI-compatible servers, `hrl serve` too, answer under BASE/v1, e.g. http://127.0.0.1:8080/v1)".to_string()
+        }
         _ => String::new(),
     };
     format!("{endpoint}: HTTP {status}: {detail}{hint}")
@@ -545,5 +549,17 @@ mod tests {
                 assert!(b >= Duration::from_secs(20) && b <= Duration::from_secs(30));
             }
         }
+    }
+
+    /// A 404 from a base URL without `/v1` says to add it; other 404s and other
+    /// statuses do not.
+    #[test]
+    fn a_404_without_v1_hints_at_v1() {
+        let m = status_message("http://127.0.0.1:8080/models", 404, "");
+        assert!(m.contains("HTTP 404") && m.contains("no `/v1`"), "{m}");
+        let m = status_message("http://127.0.0.1:8080/v1/models", 404, "");
+        assert!(!m.contains("no `/v1`"), "{m}");
+        let m = status_message("http://127.0.0.1:8080/models", 500, "");
+        assert!(!m.contains("/v1"), "{m}");
     }
 }
