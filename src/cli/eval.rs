@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use harness_rl::eval::config::{EvalSettings, Overrides};
 use harness_rl::eval::suite::{Selection, Suite};
 use harness_rl::eval::{self, ArmOutcome, EvalProgress, summary};
+use harness_rl::executor::spec::ExecutorSpec;
 use harness_rl::report::{self, comparison::Comparison, export};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -33,6 +34,10 @@ pub struct EvalArgs {
     /// Continue the run in DIR (after an interruption) with its recorded settings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "rounds", "candidates", "samples", "select", "seed", "task", "limit", "proposer_template", "shard"])]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue although the proposer's files (a `cmd:` script) changed
+    /// since the run started (config.json records the old proposer).
+    #[arg(long, requires = "resume")]
+    pub accept_proposer_change: bool,
     #[command(flatten)]
     pub protocol: ProtocolArgs,
     /// Revision rounds K.
@@ -62,7 +67,15 @@ pub struct EvalArgs {
 pub fn settings(a: &EvalArgs) -> Result<(EvalSettings, bool)> {
     if let Some(dir) = &a.resume {
         let mut s = eval::resume_settings(dir)?;
+        if s.out != *dir {
+            eprintln!(
+                "hrl: {} is one proposer's directory of the run in {}; resuming that run",
+                dir.display(),
+                s.out.display()
+            );
+        }
         a.engine.overrides().apply_to_resumed(&mut s);
+        s.accept_proposer_change = a.accept_proposer_change;
         return Ok((s, true));
     }
     let path = a
@@ -95,6 +108,10 @@ fn style(template: &str) -> ProgressStyle {
 
 pub fn run(a: EvalArgs) -> Result<()> {
     let (settings, resume) = settings(&a)?;
+    super::interrupt::print_resume_on_ctrl_c(&format!(
+        "hrl eval --resume {}",
+        settings.out.display()
+    ));
     let outcomes = with_progress(&settings, a.no_progress || a.json, |progress| {
         eval::run(&settings, resume, progress)
     })?;
@@ -102,7 +119,31 @@ pub fn run(a: EvalArgs) -> Result<()> {
     // report.html, and comparison.md/.html for several proposers.
     let dirs: Vec<PathBuf> = outcomes.iter().map(|o| o.dir.clone()).collect();
     let comparison = report::outputs::write_eval(&settings.out, &dirs)?;
-    print_outcomes(&outcomes, comparison.as_ref(), &settings, a.json)
+    print_outcomes(&outcomes, comparison.as_ref(), &settings, a.json)?;
+    print_notes(&settings, &outcomes)
+}
+
+/// After the tables, on stderr: how many completions of an HTTP executor the local
+/// cache answered (the server never saw those requests), and the warnings of every
+/// proposer's records.
+pub fn print_notes(settings: &EvalSettings, outcomes: &[ArmOutcome]) -> Result<()> {
+    // One cache serves every proposer: its counter is the invocation's.
+    let hits = outcomes
+        .iter()
+        .filter_map(|o| o.summary.run_stats.cache_hits)
+        .max()
+        .unwrap_or(0);
+    if hits > 0 && matches!(settings.executor_spec()?, ExecutorSpec::Openai(_)) {
+        eprintln!(
+            "hrl: {hits} completions from the local cache, server not called for them (--no-cache sends every request to the server)"
+        );
+    }
+    for o in outcomes {
+        for w in report::warnings::of_run_dir(&o.label, &o.dir)? {
+            eprintln!("hrl: warning: {w}");
+        }
+    }
+    Ok(())
 }
 
 /// Call `f` with a progress callback that draws one bar per task and an overall bar

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod grading;
 pub mod harness;
 pub mod humaneval;
+pub mod interrupt;
 pub mod lcb;
 pub mod merge;
 pub mod models;

@@ -86,8 +86,32 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
     Ok(TrainSettings::resolve(&suite, &o)?)
 }
 
+/// This invocation's command line with `--resume` (and `--out OUT` when it had none):
+/// a training run resumes with the same flags.
+fn resume_command(out: &std::path::Path) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let mut words: Vec<String> = args.iter().filter(|a| *a != "--resume").cloned().collect();
+    if !args.iter().any(|a| a == "--out" || a.starts_with("--out=")) {
+        words.push("--out".into());
+        words.push(out.display().to_string());
+    }
+    words.push("--resume".into());
+    words
+        .iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn run(a: TrainArgs) -> Result<()> {
     let s = settings(&a)?;
+    super::interrupt::print_resume_on_ctrl_c(&resume_command(&s.out));
     let json = a.json;
     let progress = |l: &TrainStep| {
         if json {

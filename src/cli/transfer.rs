@@ -30,6 +30,10 @@ pub struct TransferArgs {
     /// Continue the transfer run in DIR with its recorded settings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["suite", "out", "executor", "proposer", "candidates", "samples", "seed", "task", "limit", "lcb_dir", "shard", "no_reference"])]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue although the proposer's files (a `cmd:` script) changed
+    /// since the run started (config.json records the old proposer).
+    #[arg(long, requires = "resume")]
+    pub accept_proposer_change: bool,
     #[command(flatten)]
     pub protocol: ProtocolArgs,
     /// Leave out the suite's reference proposers (e.g. the oracle harness).
@@ -60,6 +64,7 @@ pub fn settings(kind: TransferKind, a: &TransferArgs) -> Result<(TransferSetting
         a.engine
             .overrides()
             .apply_to_resumed(&mut ts.index.settings);
+        ts.index.settings.accept_proposer_change = a.accept_proposer_change;
         return Ok((ts, true));
     }
     let path = a
@@ -82,6 +87,11 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
         TransferCmd::Horizon(a) => (TransferKind::Horizon, a),
     };
     let (ts, resume) = settings(kind, &a)?;
+    super::interrupt::print_resume_on_ctrl_c(&format!(
+        "hrl transfer {} --resume {}",
+        kind.as_str(),
+        ts.out().display()
+    ));
     let outcome =
         super::eval::with_progress(&ts.index.settings, a.no_progress || a.json, |progress| {
             transfer::run(&ts, resume, progress)
@@ -111,5 +121,5 @@ pub fn run(cmd: TransferCmd) -> Result<()> {
             println!("report: {}", p.display());
         }
     }
-    Ok(())
+    super::eval::print_notes(&ts.index.settings, &outcome.arms)
 }

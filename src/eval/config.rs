@@ -122,6 +122,11 @@ pub struct EvalSettings {
     /// units (see [`crate::shard`]); `hrl merge` combines the parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// `--accept-proposer-change` (a resume only, never recorded as a setting): continue
+    /// a run whose proposer's files (a `cmd:` script) changed since it started; the
+    /// change is recorded in `config.json` ([`EvalConfig::proposer_history`]).
+    #[serde(skip)]
+    pub accept_proposer_change: bool,
 }
 
 /// The overrides of how the engine runs, shared by every command that runs it
@@ -308,6 +313,7 @@ impl EvalSettings {
             grade_cpu_clock: false,
             out,
             shard: o.shard,
+            accept_proposer_change: false,
         })
     }
 
@@ -427,6 +433,10 @@ pub struct EvalConfig {
     pub tasks: Vec<TaskRecord>,
     /// `false` with `--limit`.
     pub comparable: bool,
+    /// The proposer identities this run had before a resume with
+    /// `--accept-proposer-change` replaced them (oldest first; absent when none did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proposer_history: Vec<ProposerIdentity>,
 }
 
 impl EvalConfig {

@@ -200,9 +200,39 @@ pub fn read_json<T: for<'de> serde::Deserialize<'de>>(p: &Path) -> Result<T, Eva
 /// The file holding a multi-proposer invocation's settings (in the output directory).
 pub const INVOCATION: &str = "eval.json";
 
+/// The directory `hrl eval --resume` continues for run directory `dir`: the parent
+/// when `dir` is one proposer's directory of a multi-proposer run (the parent holds
+/// `eval.json`), else `dir` itself.
+pub fn resume_dir(dir: &Path) -> PathBuf {
+    match dir.parent() {
+        Some(parent) if !dir.join(INVOCATION).exists() && parent.join(INVOCATION).exists() => {
+            parent.to_path_buf()
+        }
+        _ => dir.to_path_buf(),
+    }
+}
+
+/// The command that continues the interrupted run whose records lie in run directory
+/// `dir`: `hrl eval --resume` of [`resume_dir`], or `hrl transfer KIND --resume` of
+/// the transfer output directory that holds `dir`.
+pub fn resume_command(dir: &Path) -> String {
+    if let Some(parent) = dir.parent()
+        && let Ok(index) = read_json::<transfer::TransferIndex>(&parent.join(transfer::INDEX))
+    {
+        return format!(
+            "hrl transfer {} --resume {}",
+            index.kind.as_str(),
+            parent.display()
+        );
+    }
+    format!("hrl eval --resume {}", resume_dir(dir).display())
+}
+
 /// The settings a `--resume DIR` continues: `DIR/eval.json` (several proposers) or
-/// `DIR/config.json` (one).
+/// `DIR/config.json` (one). `DIR` is resolved by [`resume_dir`] first (the returned
+/// settings' `out` says which directory is continued).
 pub fn resume_settings(dir: &Path) -> Result<EvalSettings, EvalError> {
+    let dir = &resume_dir(dir);
     let inv = dir.join(INVOCATION);
     let mut s: EvalSettings = if inv.exists() {
         read_json(&inv)?
@@ -347,10 +377,9 @@ fn write_invocation(settings: &EvalSettings, resume: bool) -> Result<(), EvalErr
             )));
         }
     } else if inv.exists() {
-        return Err(EvalError::Usage(format!(
-            "{} already holds an evaluation; continue it with --resume {} or choose another --out",
-            settings.out.display(),
-            settings.out.display()
+        return Err(EvalError::Usage(already_holds_a_run(
+            &settings.out,
+            &settings.out,
         )));
     }
     Ok(run_dir::write_json(&inv, settings)?)
@@ -385,7 +414,7 @@ fn open_arms(
         let dir = RunDir::open(&dir_path)?;
         let spec = ProposerSpec::parse(spec_text)?;
         let proposer = proposers[i].clone();
-        let config = EvalConfig {
+        let mut config = EvalConfig {
             schema: config::CONFIG_SCHEMA,
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: config::GIT_COMMIT.to_string(),
@@ -398,17 +427,36 @@ fn open_arms(
             sandbox_python: Some(python.clone()),
             tasks: records.to_vec(),
             comparable: settings.limit.is_none(),
+            proposer_history: Vec::new(),
         };
         let cfg_path = dir.file(run_dir::CONFIG);
         if cfg_path.exists() {
             if !resume {
-                return Err(EvalError::Usage(format!(
-                    "{} already holds a run; continue it with --resume {} or choose another --out",
-                    dir_path.display(),
-                    settings.out.display()
+                return Err(EvalError::Usage(already_holds_a_run(
+                    &dir_path,
+                    &settings.out,
                 )));
             }
-            check_resumable(&dir_path, &read_json(&cfg_path)?, &config)?;
+            let old: EvalConfig = read_json(&cfg_path)?;
+            check_resumable(&dir_path, &old, &config)?;
+            config.proposer_history = old.proposer_history.clone();
+            if let Some(change) = proposer_files_change(&old, &config) {
+                if !settings.accept_proposer_change {
+                    return Err(EvalError::Usage(format!(
+                        "{}: cannot resume: the proposer changed since the run started ({change}); \
+                         pass --accept-proposer-change to continue with the new one (config.json records the change), \
+                         or start a new run in another --out",
+                        dir_path.display()
+                    )));
+                }
+                eprintln!(
+                    "hrl: {}: continuing with a changed proposer ({change}); recorded in {}",
+                    dir_path.display(),
+                    run_dir::CONFIG
+                );
+                config.proposer_history.push(old.proposer.clone());
+                run_dir::write_json(&cfg_path, &config)?;
+            }
         } else if resume && settings.proposers.len() == 1 {
             return Err(EvalError::Usage(format!(
                 "{}: nothing to resume (no {})",
@@ -436,6 +484,62 @@ fn open_arms(
         out.configs.push(config);
     }
     Ok(out)
+}
+
+/// The refusal of a fresh run over run directory `dir` of output `out`. A run that
+/// stopped early (even before any trajectory finished) keeps what it computed, so hrl
+/// never starts over it: the user resumes it, or removes it.
+fn already_holds_a_run(dir: &Path, out: &Path) -> String {
+    format!(
+        "{} already holds a run; continue it with `hrl eval --resume {}` (it keeps what the run computed; \
+         add --accept-proposer-change if you fixed the proposer's script), \
+         or remove {} to start afresh, or choose another --out",
+        dir.display(),
+        out.display(),
+        out.display()
+    )
+}
+
+/// How the files a proposer reads (a `cmd:` script: `details.files`, each with its
+/// sha256) differ between a run's `old` config and a resume's `new` one, as
+/// `path: sha256 OLD -> NEW` items; `None` when they are the same.
+fn proposer_files_change(old: &EvalConfig, new: &EvalConfig) -> Option<String> {
+    let files = |c: &EvalConfig| -> Vec<(String, String)> {
+        c.proposer
+            .details
+            .get("files")
+            .and_then(|f| f.as_array())
+            .map(|a| {
+                a.iter()
+                    .map(|f| {
+                        let s =
+                            |k: &str| f.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_string();
+                        (s("path"), s("sha256"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (a, b) = (files(old), files(new));
+    if a == b {
+        return None;
+    }
+    let mut items = Vec::new();
+    for (path, sha) in &a {
+        match b.iter().find(|(p, _)| p == path) {
+            Some((_, new_sha)) if new_sha != sha => {
+                items.push(format!("{path}: sha256 {sha} -> {new_sha}"))
+            }
+            Some(_) => {}
+            None => items.push(format!("{path}: sha256 {sha} -> (gone)")),
+        }
+    }
+    for (path, sha) in &b {
+        if !a.iter().any(|(p, _)| p == path) {
+            items.push(format!("{path}: (new) -> sha256 {sha}"));
+        }
+    }
+    Some(items.join("; "))
 }
 
 /// A run directory's `config.json` (`old`) must describe the same run as `new` for

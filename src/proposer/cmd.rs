@@ -38,7 +38,7 @@
 //! a program that exits or stays silent past the timeout stops the run.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -72,6 +72,19 @@ pub struct CmdProposer {
     files: Vec<(String, String)>,
     io: Mutex<Io>,
     timeout: Duration,
+    /// Where the program's stderr goes (named, with its last lines, when it fails).
+    stderr_log: Option<PathBuf>,
+}
+
+/// How many of the stderr log's last lines a failure message quotes.
+const STDERR_TAIL_LINES: usize = 10;
+
+/// The last `n` lines of the file at `path` (empty when it cannot be read).
+fn tail_lines(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 impl Drop for CmdProposer {
@@ -160,6 +173,23 @@ impl CmdProposer {
                 next_id: 0,
             }),
             timeout: DEFAULT_TIMEOUT,
+            stderr_log: stderr_log.map(Path::to_path_buf),
+        })
+    }
+
+    /// A program failure: `what`, then where its stderr is and that file's last lines.
+    fn failure(&self, what: String) -> ProposerError {
+        let Some(log) = &self.stderr_log else {
+            return ProposerError::Program(what);
+        };
+        let tail = tail_lines(log, STDERR_TAIL_LINES);
+        ProposerError::Program(if tail.is_empty() {
+            format!("{what}; its stderr ({}) is empty", log.display())
+        } else {
+            format!(
+                "{what}; its stderr is in {}, which ends:\n{tail}",
+                log.display()
+            )
         })
     }
 
@@ -319,24 +349,30 @@ impl Proposer for CmdProposer {
             .write_all(line.as_bytes())
             .and_then(|()| io.stdin.flush())
         {
-            let status = io.child.try_wait().ok().flatten();
-            return Err(ProposerError::Program(format!(
+            // A broken pipe means the program is exiting: give it a moment, so its
+            // status and the end of its stderr are there to report.
+            let mut status = io.child.try_wait().ok().flatten();
+            for _ in 0..20 {
+                if status.is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                status = io.child.try_wait().ok().flatten();
+            }
+            return Err(self.failure(format!(
                 "writing a request failed ({e}); the program {}",
                 status.map_or("is still running".to_string(), |s| format!("exited ({s})"))
             )));
         }
         let answer = match io.lines.recv_timeout(self.timeout) {
             Ok(Ok(l)) => l,
-            Ok(Err(e)) => return Err(ProposerError::Program(format!("reading its answer: {e}"))),
+            Ok(Err(e)) => return Err(self.failure(format!("reading its answer: {e}"))),
             Err(RecvTimeoutError::Timeout) => {
-                return Err(ProposerError::Program(format!(
-                    "no answer within {} s",
-                    self.timeout.as_secs()
-                )));
+                return Err(self.failure(format!("no answer within {} s", self.timeout.as_secs())));
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = io.child.wait().ok();
-                return Err(ProposerError::Program(format!(
+                return Err(self.failure(format!(
                     "the program closed its output{}",
                     status.map(|s| format!(" ({s})")).unwrap_or_default()
                 )));

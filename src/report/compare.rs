@@ -437,9 +437,9 @@ pub(super) fn scores(
                 .map_or(Some(0), |rs| (0..=k).find(|r| !rs.contains_key(r)));
             if let Some(r) = missing {
                 return Err(ReportError::Incomplete(format!(
-                    "{side} ({}) is incomplete: task {id} sample {m} has no round {r} record; finish it with `hrl eval --resume {}`",
+                    "{side} ({}) is incomplete: task {id} sample {m} has no round {r} record; finish it with `{}`",
                     dir.display(),
-                    dir.display()
+                    crate::eval::resume_command(dir)
                 )));
             }
             let rec = idx[&(id, m)][&round];

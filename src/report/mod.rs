@@ -22,6 +22,8 @@
 //! - [`plan`]: the size of a comparison (`hrl plan`): the minimum detectable
 //!   difference of a design and the sizes needed for a target, from a pilot run.
 //! - [`comparison`]: the proposers of one invocation side by side (`comparison.md`).
+//! - [`warnings`]: what a run's records call for a warning about (mostly invalid
+//!   revisions), at the end of a run and at the top of its report.
 //! - [`outputs`]: the documents every run directory gets after a run (`report.md`,
 //!   `report.html`, `comparison.md`/`.html`, `transfer.md`).
 
@@ -34,6 +36,7 @@ pub mod plan;
 pub mod plots;
 pub mod run_data;
 pub mod trajectories;
+pub mod warnings;
 
 use std::path::Path;
 

@@ -114,6 +114,9 @@ pub struct EvalReport {
     pub trajectories: Vec<Trajectory>,
     /// The harness files the trajectories mention, by hash.
     pub harness_files: BTreeMap<String, HarnessText>,
+    /// What the records call for a warning about ([`super::warnings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The training part of a report.
@@ -307,6 +310,9 @@ fn eval_report(
         harnesses: harness_points(e),
         trajectories: trajectories::build(e, &data.harnesses),
         harness_files: data.harnesses.clone(),
+        warnings: super::warnings::invalid_revisions(&c.proposer.label, &e.candidates)
+            .into_iter()
+            .collect(),
         summary: s,
     })
 }

@@ -152,6 +152,7 @@ impl TrainSettings {
             grade_cpu_clock: false,
             out: self.out.clone(),
             shard: None,
+            accept_proposer_change: false,
         }
     }
 

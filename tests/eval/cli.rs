@@ -226,3 +226,108 @@ fn smoke_suite_runs_end_to_end_on_smollm2() {
             .contains("# Evaluation: smoke")
     );
 }
+
+/// An `openai:` executor whose completions the local cache already holds: the second
+/// run sends the server nothing and says so; Ctrl-C (SIGINT) in the middle of a run
+/// exits 130 and prints the command that resumes it.
+#[test]
+fn http_runs_report_cache_answers_and_ctrl_c_prints_the_resume_command() {
+    let _g = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let body = "rounds = 1\ncandidates = 2\nsamples = 1\n[sets]\nfeedback = 2\ndev = 2\ntest = 3\n[[task]]\nfamily = \"gcd\"\nlevel = 1\n";
+    let seed = zero_shot();
+    let probe = settings(
+        &suite_text(&seed, &["identity"], body),
+        dir.path(),
+        &dir.path().join("x"),
+    );
+    let server = SimulatedServer::start(SimModel::for_settings(&probe), Duration::from_millis(5));
+    let exec = format!("openai:{}#sim", server.url());
+    let suite = dir.path().join("http.toml");
+    std::fs::write(
+        &suite,
+        suite_text(&seed, &["identity"], body).replace("llama:sim-model", &exec),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    let run = |out: &Path| {
+        let o = Command::new(hrl())
+            .args(["eval", "--suite"])
+            .arg(&suite)
+            .arg("--out")
+            .arg(out)
+            .arg("--cache")
+            .arg(&cache)
+            .arg("--no-progress")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let first = run(&dir.path().join("a"));
+    assert!(!first.contains("from the local cache"), "{first}");
+    let requests = server.requests.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(requests > 0);
+    let second = run(&dir.path().join("b"));
+    assert!(
+        second.contains("completions from the local cache, server not called for them"),
+        "{second}"
+    );
+    assert_eq!(
+        server.requests.load(std::sync::atomic::Ordering::SeqCst),
+        requests,
+        "the second run called the server"
+    );
+    // A slow server keeps the run busy; Ctrl-C stops it with the resume command.
+    let slow = SimulatedServer::start(SimModel::for_settings(&probe), Duration::from_secs(3));
+    let slow_suite = dir.path().join("slow.toml");
+    std::fs::write(
+        &slow_suite,
+        suite_text(&seed, &["identity"], body)
+            .replace("llama:sim-model", &format!("openai:{}#sim", slow.url())),
+    )
+    .unwrap();
+    let out = dir.path().join("c");
+    let child = Command::new(hrl())
+        .args(["eval", "--suite"])
+        .arg(&slow_suite)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-cache", "--no-progress"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(60), || out.join("config.json").exists()),
+        "the run never started"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains(&format!(
+            "resume with `hrl eval --resume {}`",
+            out.display()
+        )),
+        "{err}"
+    );
+}
+
+/// An unknown model of an `llm:` proposer is named once, not twice.
+#[test]
+fn an_unknown_proposer_model_is_named_once() {
+    let o = Command::new(hrl())
+        .args(["eval", "--suite"])
+        .arg(repo().join("suites/smoke.toml"))
+        .args(["--proposer", "llm:no-such-model", "--limit", "1", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("o"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("unknown model").count(), 1, "{err}");
+}

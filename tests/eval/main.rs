@@ -440,6 +440,13 @@ fn several_proposers_share_one_run_and_are_compared() {
     // The seed harness's test set ran once for both proposers (memo across arms),
     // and each run directory holds every rollout it used.
     assert!(rollout_keys(&out.join("identity")).len() >= 6);
+    // `--resume` of one proposer's directory continues the whole run (its parent).
+    let r = harness_rl::eval::resume_settings(&out.join("identity")).unwrap();
+    assert_eq!((r.out, r.proposers), (out.clone(), s.proposers.clone()));
+    assert_eq!(
+        harness_rl::eval::resume_command(&out.join("file-good")),
+        format!("hrl eval --resume {}", out.display())
+    );
     let seed_test_calls = exec
         .batches
         .lock()
@@ -521,6 +528,119 @@ fn cmd_proposer_speaks_the_protocol() {
     );
     let e = run_sim(&s3, &sim_exec(&s3), false).unwrap_err();
     assert!(e.to_string().contains("proposer program"), "{e}");
+}
+
+/// What a newcomer meets when a `cmd:` script fails: the error names the stderr log
+/// and quotes its end; a rerun of the same command is refused with both ways on
+/// (`--resume`, or remove the directory); a resume after the script was edited is
+/// refused naming both sha256 unless accepted, and then recorded; a script whose
+/// candidates are mostly invalid gets a warning with the most common reason.
+#[test]
+fn cmd_proposer_failures_say_what_to_do() {
+    let _g = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("crash.py");
+    std::fs::write(
+        &script,
+        "import sys\nsys.stdin.readline()\nprint('Traceback: boom in my proposer', file=sys.stderr)\nsys.exit(1)\n",
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let s = settings(
+        &suite_text(
+            &zero_shot(),
+            &[&format!("cmd:python3 {}", script.display())],
+            &one_task(1, 2, 1, ""),
+        ),
+        dir.path(),
+        &out,
+    );
+    let e = run_sim(&s, &sim_exec(&s), false).unwrap_err().to_string();
+    let log = out.join("proposer.stderr.log");
+    assert!(
+        e.contains(&log.display().to_string()) && e.contains("Traceback: boom in my proposer"),
+        "{e}"
+    );
+    // The same command again: refused, saying how to go on.
+    let e = run_sim(&s, &sim_exec(&s), false).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("hrl eval --resume {}", out.display())) && e.contains("remove"),
+        "{e}"
+    );
+    // The script fixed in place (it answers with no candidates): a resume is refused,
+    // naming the old and the new sha256.
+    let old_sha = sha256_of(&script);
+    std::fs::write(
+        &script,
+        "import sys, json\nfor line in sys.stdin:\n    r = json.loads(line)\n    print(json.dumps({'id': r['id'], 'candidates': []}), flush=True)\n",
+    )
+    .unwrap();
+    let new_sha = sha256_of(&script);
+    let mut r = harness_rl::eval::resume_settings(&out).unwrap();
+    let e = run_sim(&r, &sim_exec(&r), true).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains(&old_sha)
+            && text.contains(&new_sha)
+            && text.contains("--accept-proposer-change"),
+        "{text}"
+    );
+    assert_eq!(
+        harness_rl::error::Classify::kind(&e),
+        harness_rl::error::ErrorKind::Usage
+    );
+    // Accepted: the run finishes and config.json records the old proposer.
+    r.accept_proposer_change = true;
+    run_sim(&r, &sim_exec(&r), true).unwrap();
+    let cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
+    assert_eq!(
+        cfg["proposer"]["details"]["files"][0]["sha256"],
+        new_sha.as_str()
+    );
+    assert_eq!(
+        cfg["proposer_history"][0]["details"]["files"][0]["sha256"],
+        old_sha.as_str()
+    );
+    // A script printing garbage: every candidate invalid, and a warning that says why.
+    let garbage = dir.path().join("garbage.py");
+    std::fs::write(
+        &garbage,
+        "import sys\nfor line in sys.stdin:\n    print('hello', flush=True)\n",
+    )
+    .unwrap();
+    let out2 = dir.path().join("run2");
+    let s2 = settings(
+        &suite_text(
+            &zero_shot(),
+            &[&format!("cmd:python3 {}", garbage.display())],
+            &one_task(1, 2, 1, ""),
+        ),
+        dir.path(),
+        &out2,
+    );
+    let o = run_sim(&s2, &sim_exec(&s2), false).unwrap();
+    let w = harness_rl::report::warnings::of_run_dir(&o[0].label, &out2).unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("2 of 2 candidates were invalid") && w[0].contains("not JSON"),
+        "{w:?}"
+    );
+    harness_rl::report::outputs::write_run(&out2).unwrap();
+    let md = std::fs::read_to_string(out2.join("report.md")).unwrap();
+    assert!(md.contains("**Warning**: proposer"), "{md}");
+    // The fixed run above (no candidates) warns about nothing.
+    assert!(
+        harness_rl::report::warnings::of_run_dir("x", &out)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+fn sha256_of(p: &std::path::Path) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(std::fs::read(p).unwrap());
+    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[test]

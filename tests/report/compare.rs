@@ -415,6 +415,20 @@ fn incomplete_and_missing_runs_are_refused() {
             && err.contains(&format!("task {} sample {}", gone.task, gone.sample)),
         "{err}"
     );
+    // One proposer's directory of a multi-proposer run: the hint names the run (the
+    // parent, which holds eval.json), as `hrl eval --resume` needs it.
+    let multi = d.path().join("multi");
+    let arm = multi.join("b");
+    std::fs::create_dir_all(&multi).unwrap();
+    std::fs::write(multi.join("eval.json"), "{}").unwrap();
+    synth_run(&arm, &shape, &scores);
+    write_lines(&arm.join("rounds.jsonl"), &rows);
+    let out = compare(home.path(), &a, &arm, &[]).code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains(&format!("`hrl eval --resume {}`", multi.display())),
+        "{err}"
+    );
     // Not a run directory; bad options.
     compare(home.path(), &a, &d.path().join("nope"), &[]).code(2);
     compare(home.path(), &a, &a, &["--confidence", "1.5"]).code(2);

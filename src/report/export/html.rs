@@ -128,6 +128,12 @@ fn eval_head(e: &EvalReport, out: &mut String) {
     if !m.complete {
         out.push_str("<p><strong>Incomplete</strong>: some trajectories did not finish; only finished ones count.</p>\n");
     }
+    for w in &e.warnings {
+        out.push_str(&format!(
+            "<p><strong>Warning</strong>: {}.</p>\n",
+            escape(w)
+        ));
+    }
     out.push_str("<p class=\"note\">Every figure has a 95 % interval for the crossed design: harness samples × the test instances they share, tasks fixed strata of the overall and group rows (docs/EVAL.md, “Intervals”); n = harness samples × test instances. Best-of-M picks the sample with the best final dev score.</p>\n<h2>Per task</h2>\n");
     out.push_str(&html_table(&tables::tasks(e), true));
     if tables::families_differ(e) {

@@ -77,6 +77,9 @@ fn eval_section(e: &EvalReport, out: &mut String) {
             "**Incomplete**: some trajectories did not finish; only finished ones count.\n\n",
         );
     }
+    for w in &e.warnings {
+        out.push_str(&format!("**Warning**: {w}.\n\n"));
+    }
     out.push_str("Every figure has a 95 % interval for the crossed design: harness samples x the test instances they share, tasks fixed strata of the overall and group rows (docs/EVAL.md, \"Intervals\"); n = harness samples x test instances. Best-of-M picks the sample with the best final dev score.\n\n## Per task\n\n");
     out.push_str(&table(&tables::tasks(e)));
     if tables::families_differ(e) {
