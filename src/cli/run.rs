@@ -54,7 +54,18 @@ pub struct RunArgs {
     /// Base seed of sampled decoding.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Milliseconds to wait for more executor calls before sending a batch.
+    /// Reproducible batching: rollouts run in wave groups of N consecutive (item,
+    /// sample) pairs whose executor calls are decoded in barrier-synchronous waves in
+    /// canonical order, so a rerun (or a resume) gives the same rollouts whatever the
+    /// timing [default: the concurrency].
+    #[arg(long, value_name = "N")]
+    pub waves: Option<usize>,
+    /// Form executor batches by timing (the batch window) instead of waves: no
+    /// barrier, but the batch schedule (and so greedy text) depends on timing.
+    #[arg(long, conflicts_with = "waves")]
+    pub no_waves: bool,
+    /// Milliseconds to wait for more executor calls before sending a batch
+    /// (with --no-waves).
     #[arg(long, default_value_t = 20)]
     pub batch_window_ms: u64,
     /// Program harnesses: most llm calls per item.
@@ -160,6 +171,15 @@ pub fn settings(a: &RunArgs) -> Result<JobSettings> {
             },
             seed: a.seed,
             samples: a.samples,
+            waves: if a.no_waves {
+                None
+            } else {
+                match a.waves {
+                    Some(0) => return Err(UsageError("--waves must be >= 1".into()).into()),
+                    Some(n) => Some(n),
+                    None => Some(concurrency),
+                }
+            },
         },
         sandbox: SandboxConfig {
             unsafe_no_isolation: a.unsafe_no_isolation,

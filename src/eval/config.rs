@@ -366,6 +366,7 @@ impl EvalSettings {
             },
             seed: 0,
             samples: 1,
+            waves: None,
         }
     }
 

@@ -12,6 +12,17 @@
 //! ([`Executor::complete_batch_progress`]), not when the whole batch is, so its rollout
 //! goes on (and sends its next call) while the batch's longest requests still run.
 //! Every batch's size is logged ([`BatchStats`]).
+//!
+//! Waves ([`DispatchConfig::waves`]): the batch schedule becomes a function of the
+//! request set instead of timing. Rollouts register in a *group*
+//! ([`Dispatcher::group`], [`Dispatcher::enter_group`]); a group's next wave leaves
+//! only when every registered rollout of the group waits on the executor (or has
+//! unregistered) and the group's previous wave has finished, with no window and no size
+//! cap; its calls are ordered by the key each caller gives ([`Dispatcher::complete_keyed`]:
+//! item, sample, call index), and one wave at a time is in the executor (waves of
+//! different groups never share a decode). Callers are still answered as their own
+//! requests finish, so sandbox work overlaps the rest of the wave; only the next wave
+//! waits (the barrier's cost).
 
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,6 +42,9 @@ pub struct DispatchConfig {
     pub max_batch: usize,
     /// Most batches in the executor at once.
     pub max_inflight: usize,
+    /// Barrier-synchronous waves per group instead of windows (see the module doc).
+    #[serde(default)]
+    pub waves: bool,
 }
 
 impl Default for DispatchConfig {
@@ -39,6 +53,7 @@ impl Default for DispatchConfig {
             window: Duration::from_millis(20),
             max_batch: 256,
             max_inflight: 16,
+            waves: false,
         }
     }
 }
@@ -81,6 +96,8 @@ impl BatchStats {
 type Results = Vec<Result<Completion, ExecutorError>>;
 
 struct Pending {
+    group: u64,
+    key: String,
     requests: Vec<Request>,
     reply: mpsc::Sender<Results>,
     since: Instant,
@@ -96,6 +113,18 @@ struct State {
     inflight: usize,
     shutdown: bool,
     stats: BatchStats,
+    /// Wave mode: per-group registrations and waiting callers.
+    groups: std::collections::BTreeMap<u64, Group>,
+    next_group: u64,
+}
+
+/// A wave group's registered and waiting rollouts.
+#[derive(Default)]
+struct Group {
+    active: usize,
+    blocked: usize,
+    /// A wave of this group is in the executor.
+    inflight: bool,
 }
 
 struct Inner {
@@ -109,6 +138,22 @@ impl Inner {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// A caller of `group` no longer waits.
+    fn unblock(&self, group: u64) {
+        let mut st = self.lock();
+        st.blocked = st.blocked.saturating_sub(1);
+        let g = st.groups.entry(group).or_default();
+        g.blocked = g.blocked.saturating_sub(1);
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    /// Answer a caller of `group` (counted as no longer waiting first).
+    fn answer(&self, group: u64, reply: &mpsc::Sender<Results>, results: Results) {
+        self.unblock(group);
+        let _ = reply.send(results);
+    }
 }
 
 /// The batching front of an executor (see the module doc).
@@ -120,12 +165,18 @@ pub struct Dispatcher {
 /// A registered rollout; dropping it unregisters.
 pub struct Registration {
     inner: Arc<Inner>,
+    group: u64,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         let mut st = self.inner.lock();
         st.active = st.active.saturating_sub(1);
+        let g = st.groups.entry(self.group).or_default();
+        g.active = g.active.saturating_sub(1);
+        if g.active == 0 && g.blocked == 0 && !g.inflight {
+            st.groups.remove(&self.group);
+        }
         drop(st);
         self.inner.cv.notify_all();
     }
@@ -150,17 +201,43 @@ impl Dispatcher {
         }
     }
 
-    /// Register a rollout for the duration of the returned guard.
+    /// Register a rollout (in group 0) for the duration of the returned guard.
     pub fn enter(&self) -> Registration {
-        self.inner.lock().active += 1;
+        self.enter_group(0)
+    }
+
+    /// A new wave group (ids never repeat; group 0 is the default one).
+    pub fn group(&self) -> u64 {
+        let mut st = self.inner.lock();
+        st.next_group += 1;
+        st.next_group
+    }
+
+    /// Register a rollout in wave group `group` for the duration of the returned guard.
+    pub fn enter_group(&self, group: u64) -> Registration {
+        let mut st = self.inner.lock();
+        st.active += 1;
+        st.groups.entry(group).or_default().active += 1;
         Registration {
             inner: Arc::clone(&self.inner),
+            group,
         }
+    }
+
+    /// Whether this dispatcher forms waves.
+    pub fn waves(&self) -> bool {
+        self.inner.config.waves
     }
 
     /// Complete `requests` in the next batch; blocks until they are done. Results
     /// come back in order, one per request.
     pub fn complete(&self, requests: Vec<Request>) -> Results {
+        self.complete_keyed(0, String::new(), requests)
+    }
+
+    /// [`Dispatcher::complete`] for a rollout of wave group `group`; `key` orders the
+    /// calls of a wave (a canonical name of the rollout and the call).
+    pub fn complete_keyed(&self, group: u64, key: String, requests: Vec<Request>) -> Results {
         if requests.is_empty() {
             return Vec::new();
         }
@@ -169,23 +246,25 @@ impl Dispatcher {
         {
             let mut st = self.inner.lock();
             st.blocked += 1;
+            st.groups.entry(group).or_default().blocked += 1;
             st.queue.push(Pending {
+                group,
+                key,
                 requests,
                 reply: tx,
                 since: Instant::now(),
             });
         }
         self.inner.cv.notify_all();
-        let out = rx.recv().unwrap_or_else(|_| {
+        // The dispatcher counts a caller as no longer waiting when it sends the answer
+        // (`Inner::answer`), so a wave can never leave while an answered caller has
+        // not yet woken up; without an answer (the dispatcher stopped) count it here.
+        rx.recv().unwrap_or_else(|_| {
+            self.inner.unblock(group);
             (0..n)
                 .map(|_| Err(ExecutorError::Model("the dispatcher stopped".into())))
                 .collect()
-        });
-        let mut st = self.inner.lock();
-        st.blocked = st.blocked.saturating_sub(1);
-        drop(st);
-        self.inner.cv.notify_all();
-        out
+        })
     }
 
     pub fn stats(&self) -> BatchStats {
@@ -204,6 +283,9 @@ impl Drop for Dispatcher {
 }
 
 fn dispatch_loop(inner: Arc<Inner>) {
+    if inner.config.waves {
+        return wave_loop(inner);
+    }
     let cfg = inner.config.clone();
     let mut st = inner.lock();
     loop {
@@ -252,7 +334,7 @@ fn dispatch_loop(inner: Arc<Inner>) {
         let worker = Arc::clone(&inner);
         let spawned = std::thread::Builder::new()
             .name("hrl-batch".into())
-            .spawn(move || run_batch(worker, taken));
+            .spawn(move || run_batch(worker, taken, None));
         if let Err(e) = spawned {
             // No thread: fail nothing silently — the batch's senders were moved into
             // the closure and are dropped, so the callers see "dispatcher stopped".
@@ -263,7 +345,61 @@ fn dispatch_loop(inner: Arc<Inner>) {
     }
 }
 
-fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
+/// The next group whose wave may leave: all its rollouts wait, none of its waves is
+/// in flight (the lowest id first; the order of groups does not change a wave).
+fn ready_group(st: &State) -> Option<u64> {
+    st.groups
+        .iter()
+        .find(|(id, g)| {
+            !g.inflight
+                && (st.shutdown || g.blocked >= g.active)
+                && st.queue.iter().any(|p| p.group == **id)
+        })
+        .map(|(id, _)| *id)
+}
+
+/// Wave mode: one wave at a time in the executor, each the whole set of waiting calls
+/// of one group in key order.
+fn wave_loop(inner: Arc<Inner>) {
+    let mut st = inner.lock();
+    loop {
+        let group = loop {
+            if st.inflight == 0 {
+                if let Some(g) = ready_group(&st) {
+                    break Some(g);
+                }
+                if st.shutdown && st.queue.is_empty() {
+                    break None;
+                }
+            }
+            st = inner.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        };
+        let Some(group) = group else { return };
+        let (mut taken, rest): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut st.queue)
+            .into_iter()
+            .partition(|p| p.group == group);
+        st.queue = rest;
+        taken.sort_by(|a, b| a.key.cmp(&b.key));
+        let count = taken.iter().map(|p| p.requests.len()).sum();
+        st.inflight += 1;
+        st.groups.entry(group).or_default().inflight = true;
+        st.stats.record(count);
+        drop(st);
+        let worker = Arc::clone(&inner);
+        let spawned = std::thread::Builder::new()
+            .name("hrl-wave".into())
+            .spawn(move || run_batch(worker, taken, Some(group)));
+        if let Err(e) = spawned {
+            eprintln!("hrl: cannot start an executor batch thread: {e}");
+            let mut st = inner.lock();
+            st.inflight -= 1;
+            st.groups.entry(group).or_default().inflight = false;
+        }
+        st = inner.lock();
+    }
+}
+
+fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>, group: Option<u64>) {
     let requests: Vec<Request> = taken.iter().flat_map(|p| p.requests.clone()).collect();
     // Which caller and position each request of the batch belongs to.
     let owner: Vec<(usize, usize)> = taken
@@ -277,6 +413,7 @@ fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
     // executor's slots idle while finished rollouts wait to go on). Failures are not
     // `Clone`: a caller with a failed request is answered from the batch's return value.
     struct Early {
+        group: u64,
         reply: Option<mpsc::Sender<Results>>,
         done: Vec<Option<Completion>>,
         failed: bool,
@@ -285,6 +422,7 @@ fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
         taken
             .into_iter()
             .map(|p| Early {
+                group: p.group,
                 done: vec![None; p.requests.len()],
                 reply: Some(p.reply),
                 failed: false,
@@ -303,12 +441,12 @@ fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
             && slot.done.iter().all(Option::is_some)
             && let Some(tx) = slot.reply.take()
         {
-            let _ = tx.send(
-                slot.done
-                    .iter_mut()
-                    .map(|c| Ok(c.take().unwrap()))
-                    .collect(),
-            );
+            let results = slot
+                .done
+                .iter_mut()
+                .map(|c| Ok(c.take().unwrap()))
+                .collect();
+            inner.answer(slot.group, &tx, results);
         }
     };
     let out = inner.exec.complete_batch_progress(&requests, &on_done);
@@ -324,11 +462,18 @@ fn run_batch(inner: Arc<Inner>, taken: Vec<Pending>) {
             })
             .collect();
         if let Some(tx) = slot.reply {
-            let _ = tx.send(mine);
+            inner.answer(slot.group, &tx, mine);
         }
     }
     let mut st = inner.lock();
     st.inflight -= 1;
+    if let Some(id) = group {
+        let g = st.groups.entry(id).or_default();
+        g.inflight = false;
+        if g.active == 0 && g.blocked == 0 {
+            st.groups.remove(&id);
+        }
+    }
     drop(st);
     inner.cv.notify_all();
 }
@@ -484,6 +629,63 @@ mod tests {
         assert_eq!(d.stats().sizes, vec![2]);
     }
 
+    /// A test-only executor that records the prompts of every batch, in order.
+    struct OrderExecutor(Mutex<Vec<Vec<String>>>);
+
+    impl Executor for OrderExecutor {
+        fn model_id(&self) -> &str {
+            "order"
+        }
+        fn complete_batch(&self, requests: &[Request]) -> Vec<Result<Completion, ExecutorError>> {
+            let echo = EchoExecutor(Mutex::new(Vec::new()));
+            let out = echo.complete_batch(requests);
+            self.0.lock().unwrap().push(
+                out.iter()
+                    .map(|r| r.as_ref().unwrap().text.clone())
+                    .collect(),
+            );
+            out
+        }
+    }
+
+    #[test]
+    fn a_wave_waits_for_every_rollout_of_its_group_and_is_in_key_order() {
+        let exec = Arc::new(OrderExecutor(Mutex::new(Vec::new())));
+        let d = Dispatcher::new(
+            exec.clone(),
+            DispatchConfig {
+                window: Duration::from_millis(1),
+                waves: true,
+                ..DispatchConfig::default()
+            },
+        );
+        let g = d.group();
+        let regs: Vec<_> = (0..3).map(|_| d.enter_group(g)).collect();
+        std::thread::scope(|s| {
+            // Callers arrive late and in reverse key order; the second call of "a" waits
+            // for the next wave, which also waits for "c", the slowest.
+            for ((name, delay, calls), reg) in [("c", 120, 2), ("b", 60, 1), ("a", 0, 2)]
+                .into_iter()
+                .zip(regs)
+            {
+                let d = &d;
+                s.spawn(move || {
+                    let _reg = reg;
+                    for k in 0..calls {
+                        std::thread::sleep(Duration::from_millis(delay * (k + 1)));
+                        let out = d.complete_keyed(g, format!("{name}{k}"), vec![req(name)]);
+                        assert_eq!(out[0].as_ref().unwrap().text, name);
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            *exec.0.lock().unwrap(),
+            vec![vec!["a", "b", "c"], vec!["a", "c"]]
+        );
+        assert_eq!(d.stats().sizes, vec![3, 2]);
+    }
+
     #[test]
     fn max_batch_splits_and_window_releases_a_lone_caller() {
         let exec = Arc::new(EchoExecutor(Mutex::new(Vec::new())));
@@ -493,6 +695,7 @@ mod tests {
                 window: Duration::from_millis(1),
                 max_batch: 2,
                 max_inflight: 1,
+                waves: false,
             },
         );
         // Two registered rollouts, one never calls: the window releases the other.

@@ -857,3 +857,100 @@ fn the_thread_count_is_part_of_the_executor_identity_and_the_slot_count_is_not()
     assert_ne!(one.hash, two.hash);
     assert_eq!(one.hash, one_wide.hash);
 }
+
+/// A program harness whose timing changes from run to run: it sleeps a random time
+/// (seeded by the wall clock) before each llm() call, and makes one to three calls
+/// (how many depends on the question), all sharing a preamble of several prefill
+/// blocks (so prefixes are copied from live sequences or kept ones: the recorded
+/// `cached_prompt_tokens` follow the schedule).
+const JITTER_HARNESS: &str = r#"
+import random, time
+random.seed(time.time_ns())
+PREAMBLE = "You answer briefly and plainly, in one sentence, without lists. " * 24
+
+def solve(question, llm, python):
+    calls = 1 + len(question.body) % 3
+    said = ""
+    for k in range(calls):
+        time.sleep(random.random() * 0.25)
+        said = llm(PREAMBLE + "Say one short sentence about: " + question.body[:80] + said, max_tokens=8)
+    return "<answer>" + said + "</answer>"
+"#;
+
+/// The log with the fields that measure time removed (everything else must repeat).
+fn untimed(log: &str) -> Vec<serde_json::Value> {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for k in ["ms", "wall_ms", "cpu_ms"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    log.lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            strip(&mut v);
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn waves_make_a_rerun_and_a_resume_repeat_the_rollouts_under_random_sandbox_delays() {
+    let _g = heavy();
+    let home = private_home();
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path().join("jitter.py");
+    std::fs::write(&h, JITTER_HARNESS).unwrap();
+    let hrl_run = |out: &std::path::Path| {
+        let o = Command::cargo_bin("hrl")
+            .unwrap()
+            .env("HRL_HOME", home.path())
+            .args(["run", "--harness", h.to_str().unwrap()])
+            .args(["--tasks", "families:gcd,count_primes:n=4"])
+            .args(["--executor", "llama:smollm2-135m,threads=1,n_parallel=3"])
+            .args(["--concurrency", "6", "--waves", "4", "--no-cache", "--json"])
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let log = std::fs::read_to_string(out.join("rollouts.jsonl")).unwrap();
+        (s, log)
+    };
+    let (s1, log1) = hrl_run(&dir.path().join("a"));
+    let (s2, log2) = hrl_run(&dir.path().join("b"));
+    let (a, b) = (untimed(&log1), untimed(&log2));
+    assert_eq!(a.len(), 8);
+    // Something to compare: several calls per rollout, and kept or shared prefixes.
+    assert!(a.iter().any(|r| r["calls"].as_array().unwrap().len() > 1));
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x, y, "the rerun's rollout differs");
+    }
+    assert_eq!(s1["aggregates"], s2["aggregates"]);
+    assert_eq!(s1["batching"]["sizes"], s2["batching"]["sizes"]);
+    assert!(s1["batching"]["sizes"].is_array(), "{s1}");
+    // An interrupted run (the log is written in item order, so it is a prefix; cut it
+    // inside the second wave group) resumed gives the same log.
+    let c = dir.path().join("c");
+    std::fs::create_dir_all(&c).unwrap();
+    for f in std::fs::read_dir(dir.path().join("a")).unwrap() {
+        let f = f.unwrap();
+        if f.file_type().unwrap().is_file() {
+            std::fs::copy(f.path(), c.join(f.file_name())).unwrap();
+        }
+    }
+    let head: String = log1.lines().take(5).map(|l| format!("{l}\n")).collect();
+    std::fs::write(c.join("rollouts.jsonl"), head).unwrap();
+    std::fs::remove_file(c.join("summary.json")).ok();
+    let (s3, log3) = hrl_run(&c);
+    assert_eq!(s3["reused"], 5, "{s3}");
+    assert_eq!(untimed(&log3), a, "the resumed log differs");
+    assert_eq!(s3["aggregates"], s1["aggregates"]);
+}

@@ -248,7 +248,10 @@ impl ProgramHandler<'_, '_> {
             });
         }
         let t = Instant::now();
-        let results = self.rt.dispatcher.complete(requests.clone());
+        let results =
+            self.rt
+                .dispatcher
+                .complete_keyed(self.rt.group, self.rec.call_key(), requests.clone());
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let mut out = Vec::with_capacity(results.len());
         let mut failed = None;

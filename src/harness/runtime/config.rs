@@ -53,6 +53,14 @@ pub struct RunConfig {
     pub seed: u64,
     /// Rollouts per item (sample index 0..samples).
     pub samples: u32,
+    /// Reproducible batching: rollouts run in wave groups of this many consecutive
+    /// (item, sample) pairs, each group's executor calls sent as barrier-synchronous
+    /// waves in canonical order ([`DispatchConfig::waves`]); one group at a time
+    /// (`concurrency` is then not used). The batch schedule is then a function of the
+    /// items, not of timing, so a rerun gives the same rollouts. `None`: batches form
+    /// by timing (the dispatch window). Part of the result hash when set.
+    #[serde(default)]
+    pub waves: Option<usize>,
 }
 
 impl Default for RunConfig {
@@ -64,21 +72,34 @@ impl Default for RunConfig {
             tool: ToolLimits::default(),
             seed: 0,
             samples: 1,
+            waves: None,
         }
     }
 }
 
 impl RunConfig {
+    /// The dispatcher's settings for this run (waves on when [`RunConfig::waves`] is set).
+    pub fn dispatch_config(&self) -> DispatchConfig {
+        DispatchConfig {
+            waves: self.waves.is_some(),
+            ..self.dispatch.clone()
+        }
+    }
+
     /// Hash of the settings that can change a rollout's result: limits, seed and the
     /// sandbox's interpreter (`python_hash`: [`crate::sandbox::PythonIdentity::hash`], over its
-    /// version and installed packages); not concurrency or batching, which must not.
+    /// version and installed packages), and the wave group size when waves are on (it
+    /// decides which requests share a decode); not concurrency or the dispatch window.
     pub fn result_hash(&self, python_hash: &str) -> String {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "program": self.program,
             "tool": self.tool,
             "seed": self.seed,
             "python": python_hash,
         });
+        if let Some(w) = self.waves {
+            v["waves"] = serde_json::json!(w);
+        }
         let mut h = Sha256::new();
         h.update(b"harness-rl/run-config/v2\0");
         h.update(v.to_string().as_bytes());
@@ -111,6 +132,13 @@ mod tests {
         b.concurrency = 3;
         b.dispatch.window = Duration::from_secs(9);
         assert_eq!(a.result_hash(&py.hash), b.result_hash(&py.hash));
+        let mut w = a.clone();
+        w.waves = Some(4);
+        assert_ne!(a.result_hash(&py.hash), w.result_hash(&py.hash));
+        w.concurrency = 8;
+        let mut w2 = w.clone();
+        w2.concurrency = 16;
+        assert_eq!(w.result_hash(&py.hash), w2.result_hash(&py.hash));
         b.program.max_llm_calls = 1;
         assert_ne!(a.result_hash(&py.hash), b.result_hash(&py.hash));
     }

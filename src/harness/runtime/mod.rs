@@ -68,14 +68,17 @@ const FEEDBACK_CHARS: usize = 2000;
 
 /// One executor call made through the dispatcher, recorded.
 struct Recorder {
+    /// The rollout's canonical name in a wave (item id, sample).
+    key: String,
     calls: Vec<ExecutorCall>,
     tools: Vec<ToolCall>,
     executor_error: Option<String>,
 }
 
 impl Recorder {
-    fn new() -> Recorder {
+    fn new(key: String) -> Recorder {
         Recorder {
+            key,
             calls: Vec::new(),
             tools: Vec::new(),
             executor_error: None,
@@ -121,6 +124,11 @@ impl Recorder {
         self.calls.push(call);
     }
 
+    /// The wave key of the rollout's next executor call: (item, sample, call index).
+    fn call_key(&self) -> String {
+        format!("{}\0{:06}", self.key, self.calls.len())
+    }
+
     fn tokens(&self) -> Tokens {
         let mut t = Tokens::default();
         for c in &self.calls {
@@ -149,6 +157,8 @@ pub struct Runtime<'a> {
     harness: &'a Harness,
     harness_hash: String,
     dispatcher: &'a Dispatcher,
+    /// The dispatcher's wave group this runtime's rollouts join.
+    group: u64,
     tools: &'a ToolPool,
     sandbox: &'a Sandbox,
     executor: ExecutorRef,
@@ -202,12 +212,20 @@ impl<'a> Runtime<'a> {
             harness,
             harness_hash: harness.hash(),
             dispatcher,
+            group: 0,
             tools,
             sandbox,
             executor,
             config,
             config_hash: config.result_hash(&sandbox.python().hash()),
         }
+    }
+
+    /// The rollouts' executor calls join wave group `group` of the dispatcher (whose
+    /// registrations the caller holds, [`Dispatcher::enter_group`]).
+    pub fn in_group(mut self, group: u64) -> Self {
+        self.group = group;
+        self
     }
 
     /// The [`Rollout::key`] the rollout of `item` (sample `sample`) will have, for
@@ -224,10 +242,14 @@ impl<'a> Runtime<'a> {
         sampling: &Sampling,
     ) -> Option<Completion> {
         let t = Instant::now();
-        let mut out = self.dispatcher.complete(vec![Request {
-            prompt: Prompt::Chat(messages.to_vec()),
-            sampling: sampling.clone(),
-        }]);
+        let mut out = self.dispatcher.complete_keyed(
+            self.group,
+            rec.call_key(),
+            vec![Request {
+                prompt: Prompt::Chat(messages.to_vec()),
+                sampling: sampling.clone(),
+            }],
+        );
         let r = out
             .pop()
             .unwrap_or_else(|| Err(ExecutorError::Model("no result from the executor".into())));
@@ -352,7 +374,7 @@ impl<'a> Runtime<'a> {
             &sample.to_le_bytes(),
         ]);
         let mut r = self.base_rollout(item, sample, seed);
-        let mut rec = Recorder::new();
+        let mut rec = Recorder::new(format!("{}\0{sample:010}", item.id()));
         let fin = match self.harness {
             Harness::Declarative(h) => self.declarative(h, item, seed, &mut rec, &mut r),
             Harness::Program(p) => self.program(p, item, &mut rec),

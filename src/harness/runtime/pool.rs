@@ -1,6 +1,15 @@
 //! [`run`]: the rollout threads of one harness over a list of items (a pool of
-//! `concurrency` threads registered with one [`Dispatcher`], reuse of logged
-//! rollouts, a sink in completion order, output in item order).
+//! `concurrency` threads registered with one [`Dispatcher`], or wave groups of
+//! [`RunConfig::waves`] rollouts; reuse of logged rollouts; a sink in (item, sample)
+//! order; output in the same order).
+//!
+//! Waves: the (item, sample) pairs are cut into consecutive groups; a group's rollouts
+//! each get their own thread, all registered in the group's dispatcher group before
+//! any starts, so every wave of the group is made of the next call of each of its
+//! live rollouts; groups run one after another (two at once would interleave their
+//! waves, and the executor's kept prefixes, by timing). On resume a group whose rollouts are all logged is skipped; a group
+//! with only some logged runs again whole (its logged rollouts are kept, not written
+//! twice), so its waves are those of an uninterrupted run.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,12 +77,16 @@ pub fn run(
     if let Harness::Program(p) = ctx.harness {
         check_program(p, ctx.sandbox, ctx.origin)?;
     }
-    let dispatcher = Dispatcher::new(Arc::clone(&ctx.executor), config.dispatch.clone());
+    if config.waves == Some(0) {
+        return Err(RunError::Usage("the wave group size must be >= 1".into()));
+    }
+    let dispatcher = Dispatcher::new(Arc::clone(&ctx.executor), config.dispatch_config());
     let tools = ToolPool::new(ctx.sandbox.clone(), config.tool.clone());
     let rt = Runtime {
         harness: ctx.harness,
         harness_hash: ctx.harness.hash(),
         dispatcher: &dispatcher,
+        group: 0,
         tools: &tools,
         sandbox: ctx.sandbox,
         executor: ctx.executor_ref.clone(),
@@ -85,22 +98,38 @@ pub fn run(
         .collect();
     let total = slots.len();
     let mut out: Vec<Option<Rollout>> = vec![None; total];
-    let mut todo = Vec::new();
-    let mut reused = 0;
-    let mut score_sum = 0.0;
-    for (k, &(i, s)) in slots.iter().enumerate() {
+    let logged = |k: usize| {
+        let (i, s) = slots[k];
         let probe = Rollout {
             item_id: items[i].id(),
             sample: s,
             ..rt.base_rollout(&items[i], s, 0)
         };
-        match done.get(&probe.key()) {
-            Some(r) => {
+        done.get(&probe.key()).cloned()
+    };
+    // Units of work: single slots, or wave groups of consecutive slots.
+    let units: Vec<Vec<usize>> = match config.waves {
+        None => (0..total).map(|k| vec![k]).collect(),
+        Some(g) => (0..total)
+            .collect::<Vec<_>>()
+            .chunks(g)
+            .map(<[usize]>::to_vec)
+            .collect(),
+    };
+    let mut todo = Vec::new();
+    let mut reused = 0;
+    let mut score_sum = 0.0;
+    for unit in units {
+        let found: Vec<Option<Rollout>> = unit.iter().map(|&k| logged(k)).collect();
+        if found.iter().all(Option::is_some) {
+            for (&k, r) in unit.iter().zip(found) {
+                let r = r.expect("checked");
                 score_sum += r.score;
-                out[k] = Some(r.clone());
+                out[k] = Some(r);
                 reused += 1;
             }
-            None => todo.push(k),
+        } else {
+            todo.push(unit);
         }
     }
     progress(RunProgress {
@@ -114,28 +143,57 @@ pub fn run(
     });
     let mut sink_error = None;
     let mut finished = reused;
+    // Finished units wait here until every earlier unit is written: the log's order is
+    // the (item, sample) order whatever the timing, and an interrupted log is a prefix.
+    let mut ready: std::collections::BTreeMap<usize, Vec<(usize, Rollout)>> = Default::default();
+    let mut next_write = 0;
+    let workers = match config.waves {
+        None => config.concurrency,
+        // One group at a time: groups in flight together would interleave their waves
+        // (and the executor's prefix cache) by timing.
+        Some(_) => 1,
+    };
     crate::parallel::for_each(
         todo.len(),
-        config.concurrency,
-        || rt.dispatcher.enter(),
-        |j| {
-            let (i, sample) = slots[todo[j]];
-            rt.rollout(&items[i], sample)
-        },
-        |j, r| {
-            if sink_error.is_none()
-                && let Err(e) = sink(&r)
-            {
-                sink_error = Some(e);
+        workers,
+        || config.waves.is_none().then(|| rt.dispatcher.enter()),
+        |j| match config.waves {
+            None => {
+                let (i, sample) = slots[todo[j][0]];
+                vec![(todo[j][0], rt.rollout(&items[i], sample))]
             }
-            finished += 1;
-            score_sum += r.score;
-            out[todo[j]] = Some(r);
-            progress(RunProgress {
-                done: finished,
-                total,
-                mean_score: score_sum / finished as f64,
-            });
+            Some(_) => run_group(&rt, items, &slots, &todo[j]),
+        },
+        |j, rs| {
+            ready.insert(j, rs);
+            while let Some(rs) = ready.remove(&next_write) {
+                next_write += 1;
+                for (k, r) in rs {
+                    // A logged rollout of a group run again stays the logged one.
+                    let r = match logged(k) {
+                        Some(old) => {
+                            reused += 1;
+                            old
+                        }
+                        None => {
+                            if sink_error.is_none()
+                                && let Err(e) = sink(&r)
+                            {
+                                sink_error = Some(e);
+                            }
+                            r
+                        }
+                    };
+                    finished += 1;
+                    score_sum += r.score;
+                    out[k] = Some(r);
+                }
+                progress(RunProgress {
+                    done: finished,
+                    total,
+                    mean_score: score_sum / finished as f64,
+                });
+            }
         },
     );
     if let Some(e) = sink_error {
@@ -150,5 +208,50 @@ pub fn run(
         reused,
         batches,
         wall: start.elapsed(),
+    })
+}
+
+/// One wave group: every slot of `group` on its own thread, all registered in a new
+/// dispatcher group before any starts (so no wave leaves without one of them).
+fn run_group(
+    rt: &Runtime<'_>,
+    items: &[Item],
+    slots: &[(usize, u32)],
+    group: &[usize],
+) -> Vec<(usize, Rollout)> {
+    let id = rt.dispatcher.group();
+    let grt = Runtime {
+        harness: rt.harness,
+        harness_hash: rt.harness_hash.clone(),
+        dispatcher: rt.dispatcher,
+        group: id,
+        tools: rt.tools,
+        sandbox: rt.sandbox,
+        executor: rt.executor.clone(),
+        config: rt.config,
+        config_hash: rt.config_hash.clone(),
+    };
+    let regs: Vec<_> = group
+        .iter()
+        .map(|_| rt.dispatcher.enter_group(id))
+        .collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = group
+            .iter()
+            .zip(regs)
+            .map(|(&k, reg)| {
+                let grt = &grt;
+                s.spawn(move || {
+                    let (i, sample) = slots[k];
+                    let r = grt.rollout(&items[i], sample);
+                    drop(reg);
+                    (k, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a rollout thread panicked"))
+            .collect()
     })
 }
