@@ -58,6 +58,10 @@ pub struct TrainArgs {
     /// Training seed (overrides the suite's).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Train even though a held-out task shares a family (at another level) with a
+    /// training task; recorded in train-config.json and every checkpoint.
+    #[arg(long)]
+    pub allow_family_overlap: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Print each step's line as JSON.
@@ -82,6 +86,7 @@ pub fn settings(a: &TrainArgs) -> Result<TrainSettings> {
         seed: a.seed,
         engine: a.engine.overrides(),
         out: a.out.clone(),
+        allow_family_overlap: a.allow_family_overlap,
     };
     Ok(TrainSettings::resolve(&suite, &o)?)
 }
@@ -118,7 +123,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
             println!("{}", serde_json::to_string(l).unwrap_or_default());
         } else {
             println!(
-                "step {:>4}  reward {:.3} ± {:.3}  held-out {}  entropy {:.3}  invalid {:.2}  memo {}/{}  cache {}/{}  {:.1} s",
+                "step {:>4}  reward {:.3} ± {:.3}  held-out validation {}  entropy {:.3}  invalid {:.2}  memo {}/{}  cache {}/{}  {:.1} s",
                 l.step,
                 l.reward_mean,
                 l.reward_std,

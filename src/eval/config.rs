@@ -438,6 +438,12 @@ pub struct EvalConfig {
     /// `--accept-proposer-change` replaced them (oldest first; absent when none did).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proposer_history: Vec<ProposerIdentity>,
+    /// Tasks whose family the proposer was trained on (`eval::seen`): not held out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_in_training: Vec<String>,
+    /// Warnings about the run's validity (a checkpoint without a training record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl EvalConfig {

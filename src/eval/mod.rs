@@ -12,6 +12,7 @@
 //!   (task, set, harness) memo, resume from logged rollouts.
 //! - [`rounds`]: one trajectory (task × harness sample): the K-round loop.
 //! - [`summary`]: metrics from the records alone, and the Markdown report.
+//! - [`seen`]: held-out claims checked against what a trained proposer was trained on.
 //!
 //! Entry points: [`run`] (open the executor from the settings) and [`run_with`] (an
 //! executor given, e.g. a simulated one in tests). Several proposers in one
@@ -23,6 +24,7 @@ pub mod engine;
 pub mod merge;
 pub mod prepare;
 pub mod rounds;
+pub mod seen;
 pub mod sets;
 pub mod suite;
 pub mod summary;
@@ -414,6 +416,7 @@ fn open_arms(
         let dir = RunDir::open(&dir_path)?;
         let spec = ProposerSpec::parse(spec_text)?;
         let proposer = proposers[i].clone();
+        let seen = seen::seen_in_training(&settings.tasks, proposer.as_ref());
         let mut config = EvalConfig {
             schema: config::CONFIG_SCHEMA,
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -428,6 +431,8 @@ fn open_arms(
             tasks: records.to_vec(),
             comparable: settings.limit.is_none(),
             proposer_history: Vec::new(),
+            seen_in_training: seen.tasks,
+            warnings: seen.warning.into_iter().collect(),
         };
         let cfg_path = dir.file(run_dir::CONFIG);
         if cfg_path.exists() {

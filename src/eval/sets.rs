@@ -1,7 +1,10 @@
-//! A task's disjoint feedback, dev and test sets.
+//! A task's disjoint feedback, dev and test sets, and the optional held-out
+//! validation set (size 0 unless `hrl train` asks for one: its held-out monitor scores
+//! validation instead of test, so picking a checkpoint by the monitor cannot leak test).
 //!
 //! - Family tasks: disjoint index ranges of one seeded instance stream: feedback from
-//!   index 0, dev from [`SET_STRIDE`], test from 2 x [`SET_STRIDE`]. Fixed bases (not
+//!   index 0, dev from [`SET_STRIDE`], test from 2 x [`SET_STRIDE`], validation from
+//!   3 x [`SET_STRIDE`] (built last, so it never changes the other sets' instances). Fixed bases (not
 //!   back to back) keep each set the same when another set's size changes, so two
 //!   runs with different feedback sizes still share their test instances. Instances are
 //!   also disjoint by content: an instance whose question text already appeared (in
@@ -10,7 +13,8 @@
 //!   feedback a proposer reads. A level that cannot give enough distinct questions is
 //!   an error.
 //! - LiveCodeBench tasks: the selected problems (release, date window, platform,
-//!   difficulty) in a seeded shuffle, cut into feedback, dev and test: disjoint problem
+//!   difficulty) in a seeded shuffle, cut into feedback, dev, test and validation (in
+//!   that order, so validation takes problems after the test set's): disjoint problem
 //!   sets.
 //!
 //! The resolved item ids of every set go into the run's `config.json`.
@@ -40,6 +44,8 @@ pub struct TaskSets {
     pub feedback: Arc<Vec<Item>>,
     pub dev: Arc<Vec<Item>>,
     pub test: Arc<Vec<Item>>,
+    /// Empty unless asked for (the trainer's held-out tasks).
+    pub validation: Arc<Vec<Item>>,
 }
 
 impl TaskSets {
@@ -48,6 +54,7 @@ impl TaskSets {
             SetName::Feedback => &self.feedback,
             SetName::Dev => &self.dev,
             SetName::Test => &self.test,
+            SetName::Validation => &self.validation,
         }
     }
 
@@ -58,6 +65,7 @@ impl TaskSets {
             feedback: ids(&self.feedback),
             dev: ids(&self.dev),
             test: ids(&self.test),
+            validation: ids(&self.validation),
         }
     }
 }
@@ -68,6 +76,8 @@ pub struct SetIds {
     pub feedback: Vec<String>,
     pub dev: Vec<String>,
     pub test: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validation: Vec<String>,
 }
 
 /// Set sizes after `--limit`.
@@ -78,6 +88,7 @@ pub fn limited(sizes: SetSizes, limit: Option<usize>) -> SetSizes {
             feedback: sizes.feedback.min(n),
             dev: sizes.dev.min(n),
             test: sizes.test.min(n),
+            validation: sizes.validation.min(n),
         },
     }
 }
@@ -88,6 +99,7 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
         SetName::Feedback => sizes.feedback,
         SetName::Dev => sizes.dev,
         SetName::Test => sizes.test,
+        SetName::Validation => sizes.validation,
     };
     match &task.source {
         TaskSource::Family {
@@ -102,6 +114,10 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
             let mut out: Vec<Vec<Item>> = Vec::new();
             for s in SetName::ALL {
                 let n = size(s);
+                if n == 0 && s == SetName::Validation {
+                    out.push(Vec::new());
+                    continue;
+                }
                 let base = s.index() * SET_STRIDE;
                 let budget = (50 * n as u64 + 100).min(SET_STRIDE);
                 let found = stream
@@ -125,13 +141,15 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
                         .collect(),
                 );
             }
-            let test = out.pop().expect("three sets");
-            let dev = out.pop().expect("three sets");
-            let feedback = out.pop().expect("three sets");
+            let validation = out.pop().expect("four sets");
+            let test = out.pop().expect("four sets");
+            let dev = out.pop().expect("four sets");
+            let feedback = out.pop().expect("four sets");
             Ok(TaskSets {
                 feedback: Arc::new(feedback),
                 dev: Arc::new(dev),
                 test: Arc::new(test),
+                validation: Arc::new(validation),
             })
         }
         TaskSource::Lcb { selection, seed } => {
@@ -143,7 +161,7 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
             let mut items = spec
                 .load(&task.id, ctx)
                 .map_err(|e| EvalError::Usage(format!("task {}: {e}", task.id)))?;
-            let need = sizes.feedback + sizes.dev + sizes.test;
+            let need = sizes.feedback + sizes.dev + sizes.test + sizes.validation;
             if items.len() < need {
                 return Err(EvalError::Usage(format!(
                     "task {}: {} problems match but the sets need {need}",
@@ -152,7 +170,11 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
                 )));
             }
             items.shuffle(&mut ChaCha8Rng::seed_from_u64(*seed));
-            let test: Vec<Item> = items.drain(sizes.feedback + sizes.dev..need).collect();
+            let before_validation = need - sizes.validation;
+            let validation: Vec<Item> = items.drain(before_validation..need).collect();
+            let test: Vec<Item> = items
+                .drain(sizes.feedback + sizes.dev..before_validation)
+                .collect();
             let dev: Vec<Item> = items
                 .drain(sizes.feedback..sizes.feedback + sizes.dev)
                 .collect();
@@ -161,6 +183,7 @@ pub fn build(task: &TaskDef, sizes: SetSizes, ctx: &GradingSetup) -> Result<Task
                 feedback: Arc::new(items),
                 dev: Arc::new(dev),
                 test: Arc::new(test),
+                validation: Arc::new(validation),
             })
         }
     }
@@ -190,6 +213,7 @@ mod tests {
             feedback: 2,
             dev: 3,
             test: 4,
+            validation: 0,
         };
         let t = family("count_primes", 2, sizes);
         let s = build(&t, sizes, &GradingSetup::default()).unwrap();
@@ -212,6 +236,51 @@ mod tests {
     }
 
     #[test]
+    fn the_validation_set_is_disjoint_and_leaves_the_other_sets_as_they_were() {
+        let sizes = SetSizes {
+            feedback: 3,
+            dev: 3,
+            test: 6,
+            validation: 0,
+        };
+        // spell_backward at level 1 repeats questions, so the text check matters.
+        let t = family("spell_backward", 1, sizes);
+        let without = build(&t, sizes, &GradingSetup::default()).unwrap();
+        let with = build(
+            &t,
+            SetSizes {
+                validation: 8,
+                ..sizes
+            },
+            &GradingSetup::default(),
+        )
+        .unwrap();
+        let (a, b) = (without.ids(), with.ids());
+        assert_eq!(
+            (a.feedback, a.dev, a.test),
+            (b.feedback.clone(), b.dev.clone(), b.test.clone())
+        );
+        assert!(a.validation.is_empty());
+        assert_eq!(b.validation.len(), 8);
+        assert!(
+            b.validation[0].ends_with(&format!("/i{}", 3 * SET_STRIDE)),
+            "{:?}",
+            b.validation
+        );
+        let question =
+            |v: &[Item]| -> Vec<String> { v.iter().map(|i| i.body().to_string()).collect() };
+        let others: HashSet<String> = [&with.feedback, &with.dev, &with.test]
+            .into_iter()
+            .flat_map(|v| question(v))
+            .collect();
+        assert!(
+            question(&with.validation)
+                .iter()
+                .all(|q| !others.contains(q))
+        );
+    }
+
+    #[test]
     fn a_level_without_enough_distinct_questions_is_an_error() {
         // spell_backward at level 1 draws from a few hundred 3-4 letter words: 2000
         // distinct questions cannot exist (and the budget bounds the search).
@@ -219,6 +288,7 @@ mod tests {
             feedback: 1,
             dev: 1,
             test: 2000,
+            validation: 0,
         };
         let t = family("spell_backward", 1, sizes);
         match build(&t, sizes, &GradingSetup::default()) {

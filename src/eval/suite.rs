@@ -72,6 +72,8 @@
 //! adv_eps = 1e-6        # advantage = (r - mean) / (std + adv_eps)
 //! checkpoint_every = 10 # ckpt-<step>.json every N steps (last.json after every step)
 //! eval_every = 5        # held-out score every N steps (0: only after the last step)
+//! validation = 16       # held-out validation instances per task the monitor scores
+//!                       #   [default: the task's test size; never the test set]
 //! seed = 0              # training seed [default: the suite's seed]
 //! ```
 //!
@@ -113,6 +115,14 @@ pub struct SetSizes {
     pub feedback: usize,
     pub dev: usize,
     pub test: usize,
+    /// The held-out validation set the trainer's monitor scores (0: none; only
+    /// `hrl train` gives its held-out tasks one, see `eval::sets`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub validation: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for SetSizes {
@@ -121,6 +131,7 @@ impl Default for SetSizes {
             feedback: 6,
             dev: 8,
             test: 16,
+            validation: 0,
         }
     }
 }
@@ -283,6 +294,7 @@ struct TrainFile {
     adv_eps: Option<f64>,
     checkpoint_every: Option<u64>,
     eval_every: Option<u64>,
+    validation: Option<usize>,
     seed: Option<u64>,
 }
 
@@ -309,6 +321,14 @@ pub struct TrainSpec {
     pub checkpoint_every: u64,
     pub eval_every: u64,
     pub seed: u64,
+    /// Instances of each held-out task's validation set, which the held-out monitor
+    /// scores (default: the task's test size; never the test set itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<usize>,
+    /// The family splits the `train` selectors name (`ROLE@SPLIT`), recorded in
+    /// checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub splits: Vec<String>,
 }
 
 /// Resolve a `[train]` selector: a task id, a family name, or `ROLE@SPLIT`.
@@ -355,6 +375,14 @@ fn resolve_train(
     }
     let heldout = lists.pop().expect("two lists");
     let train = lists.pop().expect("two lists");
+    let mut splits: Vec<String> = Vec::new();
+    for sel in &t.train {
+        if let Some((_, split)) = sel.split_once('@')
+            && !splits.iter().any(|s| s == split)
+        {
+            splits.push(split.to_string());
+        }
+    }
     if train.is_empty() {
         return Err((
             "train.train".into(),
@@ -385,6 +413,8 @@ fn resolve_train(
         checkpoint_every: t.checkpoint_every.unwrap_or(10),
         eval_every: t.eval_every.unwrap_or(5),
         seed: t.seed.unwrap_or(suite_seed),
+        validation: t.validation,
+        splits,
     };
     spec.check().map_err(|(k, m)| (format!("train.{k}"), m))?;
     Ok(spec)
@@ -408,6 +438,11 @@ impl TrainSpec {
         }
         if !(1..=16).contains(&self.rounds) {
             return out("rounds", format!("{} is outside 1..=16", self.rounds));
+        }
+        if let Some(v) = self.validation
+            && !(1..=100_000).contains(&v)
+        {
+            return out("validation", format!("{v} is outside 1..=100000"));
         }
         for (k, v) in [
             ("lr", self.lr),
@@ -637,6 +672,7 @@ impl Suite {
                 feedback: t.feedback.unwrap_or(defaults.feedback),
                 dev: t.dev.unwrap_or(defaults.dev),
                 test: t.test.unwrap_or(defaults.test),
+                validation: 0,
             };
             check_sets(&sets).map_err(|(k, m)| err(&at(k), m))?;
             let task_harness = t
@@ -814,7 +850,8 @@ test = 9
             SetSizes {
                 feedback: 2,
                 dev: 3,
-                test: 9
+                test: 9,
+                validation: 0,
             }
         );
         assert_eq!(

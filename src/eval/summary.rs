@@ -82,6 +82,9 @@ pub struct TaskSummary {
     pub sets: SetSizes,
     /// Harness samples with every round recorded (only those count).
     pub samples_complete: usize,
+    /// The proposer was trained on this task's family (`eval::seen`): not held out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seen_in_training: bool,
     pub metrics: Metrics,
 }
 
@@ -448,6 +451,7 @@ pub fn compute(
             task: t.def.id.clone(),
             sets: super::sets::limited(t.def.sets, s.limit),
             samples_complete: done,
+            seen_in_training: config.seen_in_training.contains(&t.def.id),
             metrics: metrics_of(&t.def.id, &d),
         });
         data.push(d);

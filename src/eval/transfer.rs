@@ -360,10 +360,13 @@ pub fn run(
     progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<TransferOutcome, EvalError> {
     let settings = &ts.index.settings;
-    prepare(ts, resume)?;
+    check_index(ts, resume)?;
     let sandbox = Sandbox::new(settings.sandbox_config())?;
     let backend = Backend::open(settings)?;
     let proposers = super::open_proposers(settings, &backend)?;
+    // Before the index is written: a refused run leaves nothing to block a retry.
+    check_held_out(ts, &proposers)?;
+    prepare(ts, resume)?;
     finish(
         ts,
         super::run_with(settings, &backend, &sandbox, &proposers, resume, progress),
@@ -379,6 +382,7 @@ pub fn run_with(
     resume: bool,
     progress: &(dyn Fn(&EvalProgress) + Sync),
 ) -> Result<TransferOutcome, EvalError> {
+    check_held_out(ts, proposers)?;
     prepare(ts, resume)?;
     let settings = &ts.index.settings;
     finish(
@@ -387,7 +391,29 @@ pub fn run_with(
     )
 }
 
+/// A task transfer suite's tasks are held-out families: refuse a proposer trained on
+/// one of them (`eval::seen`). Temporal and horizon suites are not checked by family
+/// (their claim is a date cutoff or a round count, recorded in the index).
+fn check_held_out(
+    ts: &TransferSettings,
+    proposers: &[std::sync::Arc<dyn proposer::Proposer>],
+) -> Result<(), EvalError> {
+    if ts.index.kind == TransferKind::Task {
+        super::seen::refuse_trained_families(&ts.index.settings.tasks, proposers)?;
+    }
+    Ok(())
+}
+
 fn prepare(ts: &TransferSettings, resume: bool) -> Result<(), EvalError> {
+    check_index(ts, resume)?;
+    let out = ts.out();
+    std::fs::create_dir_all(&out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
+    Ok(run_dir::write_json(&out.join(INDEX), &ts.index)?)
+}
+
+/// A fresh run needs an output directory without an index; a resumed one the same
+/// proposers and shard as the index it continues.
+fn check_index(ts: &TransferSettings, resume: bool) -> Result<(), EvalError> {
     let out = ts.out();
     let p = out.join(INDEX);
     if p.exists() && !resume {
@@ -406,8 +432,7 @@ fn prepare(ts: &TransferSettings, resume: bool) -> Result<(), EvalError> {
             )));
         }
     }
-    std::fs::create_dir_all(&out).map_err(|e| EvalError::Io(format!("{}: {e}", out.display())))?;
-    Ok(run_dir::write_json(&p, &ts.index)?)
+    Ok(())
 }
 
 fn finish(

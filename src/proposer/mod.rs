@@ -264,9 +264,51 @@ pub struct ProposerIdentity {
     pub details: serde_json::Value,
 }
 
+/// One task a proposer was trained on: a family at a level (`lcb` for LiveCodeBench
+/// tasks, at level 0).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TrainedTask {
+    pub family: String,
+    pub level: u8,
+}
+
+/// What a trained proposer saw in training (a policy checkpoint records it): the
+/// evaluator refuses a transfer suite whose held-out families are among `families`
+/// and marks an ordinary evaluation's tasks `seen_in_training`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrainedOn {
+    /// The training tasks' families (sorted, once each).
+    pub families: Vec<String>,
+    /// The training tasks, family and level.
+    pub tasks: Vec<TrainedTask>,
+    /// The family splits the training selectors named (`ROLE@SPLIT`), if any.
+    pub splits: Vec<String>,
+    pub suite: Option<String>,
+    pub suite_sha256: Option<String>,
+    /// `hrl train --allow-family-overlap`: the run's held-out tasks shared a family
+    /// with its training tasks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub family_overlap_allowed: bool,
+}
+
+/// Whether (and on what) a proposer was trained.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Training {
+    /// Not a trained proposer (`identity`, `file`, prompted models, programs).
+    NotTrained,
+    /// Trained, but what on is not recorded (a checkpoint written before it was); the
+    /// evaluator accepts it with a warning in the run's config.
+    Unrecorded,
+    Recorded(TrainedOn),
+}
+
 /// A proposer (see the module doc).
 pub trait Proposer: Send + Sync {
     fn identity(&self) -> ProposerIdentity;
+    /// What the proposer was trained on (held-out checks; see [`Training`]).
+    fn training(&self) -> Training {
+        Training::NotTrained
+    }
     /// Whether the evaluator must run the parent on the feedback set and pass the
     /// report (`identity` and `file` do not read it).
     fn wants_report(&self) -> bool {

@@ -28,32 +28,44 @@ use serde::{Deserialize, Serialize};
 use crate::harness::HarnessKind;
 use crate::proposer::{RevisionForm, TokenUse};
 
-/// The three sets of a task (disjoint; see `eval::sets`).
+/// The sets of a task (disjoint; see `eval::sets`): feedback, dev and test, and the
+/// held-out validation set only the trainer's monitor scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SetName {
     Feedback,
     Dev,
     Test,
+    Validation,
 }
 
 impl SetName {
-    pub const ALL: [SetName; 3] = [SetName::Feedback, SetName::Dev, SetName::Test];
+    /// In building order: validation last, so that adding it leaves the instances of
+    /// the other three sets as they were.
+    pub const ALL: [SetName; 4] = [
+        SetName::Feedback,
+        SetName::Dev,
+        SetName::Test,
+        SetName::Validation,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SetName::Feedback => "feedback",
             SetName::Dev => "dev",
             SetName::Test => "test",
+            SetName::Validation => "validation",
         }
     }
 
-    /// The set's place in a family's instance stream (feedback 0, dev 1, test 2).
+    /// The set's place in a family's instance stream (feedback 0, dev 1, test 2,
+    /// validation 3).
     pub fn index(self) -> u64 {
         match self {
             SetName::Feedback => 0,
             SetName::Dev => 1,
             SetName::Test => 2,
+            SetName::Validation => 3,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::RecordsError;
+use super::{RecordsError, SetName};
 use crate::harness::edit::Edit;
 
 /// One line per optimisation step ([`TrainStep`]).
@@ -25,6 +25,10 @@ pub struct TrainStep {
     /// The held-out monitor's score; `null` when not measured this step.
     #[serde(default)]
     pub heldout_score: Option<f64>,
+    /// The set the monitor scored (`validation`); absent in logs written before the
+    /// monitor had a validation set, which scored `test`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heldout_set: Option<SetName>,
     /// Mean policy entropy per sampled action (nats).
     pub entropy: f64,
     /// Shares of the step's proposals that were invalid and valid.
@@ -73,8 +77,19 @@ pub struct HeldoutRecord {
     pub task: String,
     pub edits: Vec<Edit>,
     pub harness: Option<String>,
-    pub test_score: f64,
-    pub seed_test_score: f64,
+    /// The set scored: `validation` (older runs: `test`, read from their
+    /// `test_score` fields).
+    #[serde(default = "test_set")]
+    pub set: SetName,
+    /// The revision's and the seed harness's mean score on `set`.
+    #[serde(alias = "test_score")]
+    pub score: f64,
+    #[serde(alias = "seed_test_score")]
+    pub seed_score: f64,
+}
+
+fn test_set() -> SetName {
+    SetName::Test
 }
 
 /// Read a `train.jsonl` strictly: a bad line is an error naming the file, the line

@@ -29,6 +29,7 @@ use super::run_data::{EvalData, HarnessText, RunData};
 use super::trajectories::{self, Trajectory};
 use crate::eval::suite::TaskSource;
 use crate::eval::summary::{self, Metrics, RunStats, Summary};
+use crate::records::SetName;
 use crate::records::train::TrainStep;
 
 /// Version of the report model (the JSON export's `schema`).
@@ -125,7 +126,26 @@ pub struct TrainReport {
     pub steps: Vec<TrainStep>,
     pub last_step: Option<u64>,
     pub best_heldout: Option<(u64, f64)>,
+    /// The set the held-out monitor scored (`validation`; `test` in logs written
+    /// before the monitor had a validation set).
+    pub heldout_set: Option<SetName>,
     pub wall_s: f64,
+}
+
+impl TrainReport {
+    /// "0.750 at step 55 (held-out validation set)", or "not measured": the one text
+    /// of the best held-out score, which names the set it was measured on.
+    pub fn best_heldout_text(&self) -> String {
+        match self.best_heldout {
+            None => "not measured".into(),
+            Some((s, h)) => match self.heldout_set {
+                Some(set) => format!("{h:.3} at step {s} (held-out {} set)", set.as_str()),
+                None => format!(
+                    "{h:.3} at step {s} (held-out test set: a log written before the monitor scored a validation set)"
+                ),
+            },
+        }
+    }
 }
 
 /// A run directory's report.
@@ -329,6 +349,12 @@ fn train_report(steps: &[TrainStep]) -> TrainReport {
     TrainReport {
         steps: steps.to_vec(),
         last_step: steps.iter().map(|s| s.step).max(),
+        heldout_set: best.and_then(|(b, _)| {
+            steps
+                .iter()
+                .find(|s| s.step == b)
+                .and_then(|s| s.heldout_set)
+        }),
         best_heldout: best,
         wall_s: steps.iter().map(|s| s.wall_s).sum(),
     }

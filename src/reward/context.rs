@@ -327,6 +327,7 @@ mod tests {
                 feedback: 2,
                 dev,
                 test: 1,
+                validation: 0,
             },
             seed_harness: "x.toml".into(),
         };

@@ -5,7 +5,7 @@
 //! re-mapped), the weights θ, the initial weights θ₀ (for the KL term), the Adam
 //! state, the randomness state and the metadata of the run that wrote it (suite path
 //! and sha256, seed, executor spec and identity hash, executor model id — a GGUF's
-//! sha256 —, steps done, crate version, the resolved training settings).
+//! sha256 —, the training families and levels (`trained_on`), steps done, crate version, the resolved training settings).
 //!
 //! Randomness: every random choice of training derives from (run seed, step, context,
 //! candidate) by hashing ([`super::trainer`]), so the RNG state is the seed and the
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::TrainError;
 use super::features::FEATURES;
 use super::policy::{Adam, Policy, Vocabulary};
+use crate::proposer::TrainedOn;
 
 /// The `format` field of every checkpoint.
 pub const FORMAT: &str = "harness-rl/policy-checkpoint";
@@ -44,6 +45,11 @@ pub struct Metadata {
     /// before it was recorded and in the untrained policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_python: Option<String>,
+    /// The training tasks (families and levels), their splits and the suite's
+    /// sha256: what `hrl eval` / `hrl transfer` check held-out claims against.
+    /// Absent in checkpoints written before it was recorded (accepted with a warning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trained_on: Option<TrainedOn>,
     /// Training steps done.
     pub steps: u64,
     /// The resolved training settings without what does not change a result (the
@@ -219,6 +225,7 @@ mod tests {
             executor_hash: None,
             executor_model_sha256: None,
             sandbox_python: None,
+            trained_on: None,
             steps: 0,
             settings: serde_json::json!({}),
         }

@@ -3,6 +3,11 @@
 //! [`TrainSettings::resolve`]). The trainer reuses the evaluator's machinery, so the
 //! settings also give the equivalent [`EvalSettings`] (executor, limits, cache,
 //! sandbox, grading) through [`TrainSettings::eval_settings`].
+//!
+//! Held out means held out: a suite whose held-out tasks share a family (at any
+//! level) with its training tasks is refused unless `--allow-family-overlap`, and
+//! every held-out task gets a validation set (`[train] validation`, default its test
+//! size) for the monitor, so the test sets stay untouched by training.
 
 use std::path::PathBuf;
 
@@ -10,8 +15,17 @@ use serde::{Deserialize, Serialize};
 
 use super::TrainError;
 use crate::eval::config::{CacheChoice, EngineOverrides, EvalSettings, SuiteRef};
-use crate::eval::suite::{RolloutLimits, Selection, Suite, TaskDef, TrainSpec};
-use crate::proposer::ProposerSettings;
+use crate::eval::suite::{RolloutLimits, Selection, Suite, TaskDef, TaskSource, TrainSpec};
+use crate::proposer::{ProposerSettings, TrainedOn, TrainedTask};
+
+/// A family task's family (LiveCodeBench tasks have none: their problem sets are
+/// told apart by release and date window).
+fn family_of(d: &TaskDef) -> Option<&str> {
+    match &d.source {
+        TaskSource::Family { family, .. } => Some(family),
+        TaskSource::Lcb { .. } => None,
+    }
+}
 
 /// Everything a training run needs, resolved (kept in `DIR/train-config.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +44,10 @@ pub struct TrainSettings {
     /// `--python`: the sandbox's interpreter (`python3` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<PathBuf>,
+    /// `--allow-family-overlap`: held-out tasks may share a family (at another level)
+    /// with training tasks; recorded here and in every checkpoint.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_family_overlap: bool,
     pub out: PathBuf,
 }
 
@@ -49,6 +67,7 @@ pub struct TrainOverrides {
     pub seed: Option<u64>,
     pub engine: EngineOverrides,
     pub out: Option<PathBuf>,
+    pub allow_family_overlap: bool,
 }
 
 impl TrainSettings {
@@ -98,7 +117,8 @@ impl TrainSettings {
         t.check()
             .map_err(|(k, m)| usage(format!("--{}: {m}", k.replace('_', "-"))))?;
         let engine = o.engine.resolve(suite)?;
-        let tasks: Vec<TaskDef> = t
+        let n_train = t.train.len();
+        let mut tasks: Vec<TaskDef> = t
             .train
             .iter()
             .chain(&t.heldout)
@@ -111,6 +131,30 @@ impl TrainSettings {
                     .expect("the suite resolved its [train] ids")
             })
             .collect();
+        // Held out means another family, not another level of a trained one.
+        let (train_tasks, heldout_tasks) = tasks.split_at(n_train);
+        let overlap: Vec<String> = heldout_tasks
+            .iter()
+            .filter_map(|h| {
+                let fam = family_of(h)?;
+                let t = train_tasks.iter().find(|t| family_of(t) == Some(fam))?;
+                Some(format!(
+                    "held-out task `{}` and training task `{}` are both family `{fam}`",
+                    h.id, t.id
+                ))
+            })
+            .collect();
+        if !overlap.is_empty() && !o.allow_family_overlap {
+            return Err(usage(format!(
+                "{}: {}; a held-out family must not be trained on at any level (pass --allow-family-overlap to train anyway; it is recorded)",
+                suite.path.display(),
+                overlap.join("; ")
+            )));
+        }
+        // The held-out monitor scores a validation set of its own, never test.
+        for d in &mut tasks[n_train..] {
+            d.sets.validation = t.validation.unwrap_or(d.sets.test);
+        }
         let suite_ref = SuiteRef::of(suite);
         let out = o
             .out
@@ -126,8 +170,39 @@ impl TrainSettings {
             cache: engine.cache,
             unsafe_no_isolation: engine.unsafe_no_isolation,
             python: engine.python,
+            allow_family_overlap: o.allow_family_overlap,
             out,
         })
+    }
+
+    /// What a checkpoint of this run records it was trained on.
+    pub fn trained_on(&self) -> TrainedOn {
+        let train = &self.tasks[..self.train_task_count()];
+        let mut tasks: Vec<TrainedTask> = train
+            .iter()
+            .map(|d| match &d.source {
+                TaskSource::Family { family, level, .. } => TrainedTask {
+                    family: family.clone(),
+                    level: *level,
+                },
+                TaskSource::Lcb { .. } => TrainedTask {
+                    family: d.key(),
+                    level: 0,
+                },
+            })
+            .collect();
+        tasks.sort();
+        tasks.dedup();
+        let mut families: Vec<String> = tasks.iter().map(|t| t.family.clone()).collect();
+        families.dedup();
+        TrainedOn {
+            families,
+            tasks,
+            splits: self.train.splits.clone(),
+            suite: Some(self.suite.path.display().to_string()),
+            suite_sha256: Some(self.suite.sha256.clone()),
+            family_overlap_allowed: self.allow_family_overlap,
+        }
     }
 
     /// The equivalent evaluator settings (for the executor, limits and sandbox).

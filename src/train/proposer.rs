@@ -3,7 +3,8 @@
 //! the parent with the sampled typed edits applied (form `edits`; the raw output is the
 //! edit list as JSON). A revision that stops at once is the parent itself (the
 //! evaluator records it as unchanged). Program harnesses are not edited: every
-//! candidate is then invalid, with that reason.
+//! candidate is then invalid, with that reason. Its [`Proposer::training`] is the
+//! checkpoint's `trained_on` record (nothing for an untrained, 0-step checkpoint).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use super::features::ContextFeatures;
 use super::policy::{Decode, Policy, Revise, Vocabulary};
 use crate::proposer::{
     Candidate, OpenContext, Proposal, ProposalRequest, Proposer, ProposerError, ProposerIdentity,
-    Revision, RevisionForm, TokenUse, candidate_seed, sha256_hex,
+    Revision, RevisionForm, TokenUse, Training, candidate_seed, sha256_hex,
 };
 
 /// See the module doc.
@@ -25,6 +26,7 @@ pub struct PolicyProposer {
     vocab: Vocabulary,
     max_edits: usize,
     mask_invalid: bool,
+    trained_on: Option<crate::proposer::TrainedOn>,
 }
 
 impl PolicyProposer {
@@ -37,6 +39,7 @@ impl PolicyProposer {
             vocab: Vocabulary::builtin(),
             max_edits: ckpt.max_edits,
             mask_invalid: ckpt.mask_invalid,
+            trained_on: ckpt.metadata.trained_on.clone(),
         }
     }
 
@@ -75,6 +78,16 @@ impl Proposer for PolicyProposer {
                 "actions": self.vocab.len(),
                 "features": self.policy.features,
             }),
+        }
+    }
+
+    /// An untrained checkpoint (0 steps) saw nothing; a trained one without the
+    /// record is [`Training::Unrecorded`].
+    fn training(&self) -> Training {
+        match (&self.trained_on, self.steps) {
+            (_, 0) => Training::NotTrained,
+            (Some(t), _) => Training::Recorded(t.clone()),
+            (None, _) => Training::Unrecorded,
         }
     }
 

@@ -24,7 +24,10 @@
 //!
 //! Every `eval_every` steps (and after the last) the held-out score: on every held-out
 //! task, the policy's greedy revision of the seed harness (from its feedback report)
-//! is scored on the task's **test** set; the mean over held-out tasks is reported.
+//! is scored on the task's **validation** set (`eval::sets`: its own index base,
+//! disjoint from feedback, dev and test by index and by question text); the mean over
+//! held-out tasks is reported. The monitor never touches a test set, so choosing a
+//! checkpoint by it cannot leak test.
 //!
 //! Outputs in the output directory: `train.jsonl` (one flushed line per step, fields
 //! [`TrainStep`]), `trajectories.jsonl` (every revision: context, edits, reward parts,
@@ -80,6 +83,8 @@ pub struct TrainOutcome {
 }
 
 pub const LAST: &str = "last.json";
+/// The set the held-out monitor scores (see the module doc).
+pub const HELDOUT_SET: SetName = SetName::Validation;
 pub const CONFIG: &str = "train-config.json";
 
 fn derive(seed: u64, parts: &[u64], tag: &str) -> u64 {
@@ -173,6 +178,7 @@ fn metadata(
         executor_hash: backend.map(|b| b.identity.hash.clone()),
         executor_model_sha256: backend.map(|b| b.identity.model_id.clone()),
         sandbox_python: sandbox_python.map(str::to_string),
+        trained_on: Some(settings.trained_on()),
         steps,
         settings: settings.fingerprint(),
     }
@@ -557,6 +563,7 @@ pub fn run_with(
                     step,
                     reward_mean: rm,
                     reward_std: rsd,
+                    heldout_set: heldout_score.map(|_| HELDOUT_SET),
                     heldout_score,
                     entropy: stats.entropy,
                     invalid_rate: n_invalid as f64 / n_total.max(1) as f64,
@@ -646,8 +653,8 @@ fn heldout_eval(
             Ok(h) => Arc::new(h.clone()),
             Err(_) => seeds[i].clone(),
         };
-        test_reqs.push((i, SetName::Test, seeds[i].clone()));
-        test_reqs.push((i, SetName::Test, h));
+        test_reqs.push((i, HELDOUT_SET, seeds[i].clone()));
+        test_reqs.push((i, HELDOUT_SET, h));
         revs.push(r);
     }
     let (res, _) = engine.score(&test_reqs, log)?;
@@ -661,8 +668,9 @@ fn heldout_eval(
             task: settings.tasks[i].id.clone(),
             edits: r.edits.clone(),
             harness: r.result.as_ref().ok().map(Harness::hash),
-            test_score: score,
-            seed_test_score: seed_score,
+            set: HELDOUT_SET,
+            score,
+            seed_score,
         })?;
     }
     Ok(total / heldout.len() as f64)

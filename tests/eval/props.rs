@@ -40,7 +40,12 @@ proptest! {
     ) {
         let names: Vec<&str> = families::registry().iter().map(|f| f.name()).collect();
         let name = names[fam % names.len()];
-        let sizes = SetSizes { feedback, dev, test };
+        let sizes = SetSizes {
+            feedback,
+            dev,
+            test,
+            validation: 0,
+        };
         let t = task(name, level, seed);
         match sets::build(&t, sizes, &GradingSetup::default()) {
             Ok(s) => {
@@ -86,6 +91,7 @@ fn lcb_sets_are_disjoint_problem_sets() {
             feedback: 4,
             dev: 5,
             test: 6,
+            validation: 0,
         };
         let s = sets::build(&t, sizes, &GradingSetup::default()).unwrap();
         let ids = s.ids();
@@ -102,6 +108,7 @@ fn lcb_sets_are_disjoint_problem_sets() {
             feedback: 100,
             dev: 100,
             test: 100,
+            validation: 0,
         };
         assert!(sets::build(&t, too_many, &GradingSetup::default()).is_err());
     }

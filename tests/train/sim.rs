@@ -51,7 +51,7 @@ impl SimulatedExecutor {
         let mut golds = Vec::new();
         for t in &settings.tasks {
             let s = sets::build(t, t.sets, &GradingSetup::default()).expect("sets build");
-            for set in [&s.feedback, &s.dev, &s.test] {
+            for set in [&s.feedback, &s.dev, &s.test, &s.validation] {
                 for item in set.iter() {
                     golds.push((
                         item.body().trim().to_string(),

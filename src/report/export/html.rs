@@ -230,9 +230,7 @@ fn train_part(t: &TrainReport, out: &mut String) {
         t.steps.len(),
         t.last_step.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
         t.wall_s,
-        t.best_heldout
-            .map(|(s, h)| format!("{h:.3} at step {s}"))
-            .unwrap_or_else(|| "not measured".into())
+        t.best_heldout_text()
     ));
     out.push_str(&html_table(&tables::training(t), false));
     if t.steps.len() > tables::MAX_TRAIN_ROWS {

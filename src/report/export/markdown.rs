@@ -171,9 +171,7 @@ fn train_section(t: &TrainReport, out: &mut String) {
         t.steps.len(),
         t.last_step.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
         t.wall_s,
-        t.best_heldout
-            .map(|(s, h)| format!("{h:.3} at step {s}"))
-            .unwrap_or_else(|| "not measured".into())
+        t.best_heldout_text()
     ));
     out.push_str(&table(&tables::training(t)));
     if t.steps.len() > tables::MAX_TRAIN_ROWS {
