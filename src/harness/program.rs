@@ -21,6 +21,13 @@
 //! | `level` | 1..5 | `None` |
 //! | `io`, `starter_code`, `entry_point`, `contract` | `None` | `"stdin"`/`"function"`, starter code, function name, format text |
 //!
+//! **The task-agnostic view** (the default): `id`, `group` and `level` are `None`, so a
+//! program sees what the executor sees — the question text and its answer contract —
+//! and cannot dispatch on the family name to a hand-written per-family solver (the
+//! bypass of executor ablation an RL-trained proposer could learn). A program whose
+//! source holds the line [`FULL_VIEW_DIRECTIVE`] gets them back; the line is part of
+//! the source, hence of the harness hash and of the harness file every record names.
+//!
 //! The return value: for an answer item, the content of its last
 //! `<answer>...</answer>` pair when it has one, otherwise the whole string (trimmed),
 //! is the final answer, checked by the family's verifier. For a code item it is the
@@ -100,18 +107,29 @@ impl Program {
     }
 }
 
-/// The `question` object a program harness receives, as JSON.
-pub fn question_json(item: &Item) -> serde_json::Value {
+/// The line that gives a program the full view (see the module doc).
+pub const FULL_VIEW_DIRECTIVE: &str = "# hrl: question-view = full";
+
+impl Program {
+    /// Whether the source asks for the full view ([`FULL_VIEW_DIRECTIVE`] as a line).
+    pub fn full_question_view(&self) -> bool {
+        self.source.lines().any(|l| l.trim() == FULL_VIEW_DIRECTIVE)
+    }
+}
+
+/// The `question` object a program harness receives, as JSON: task-agnostic (no id,
+/// family or level) unless `full`.
+pub fn question_json(item: &Item, full: bool) -> serde_json::Value {
     let contract = item.contract();
     serde_json::json!({
-        "id": item.id(),
-        "group": item.group(),
+        "id": full.then(|| item.id()),
+        "group": full.then(|| item.group()),
         "kind": match item.kind() { ItemKind::Answer => "answer", ItemKind::Code => "code" },
         "text": item.question(),
         "body": item.body(),
         "answer_format": item.answer_format(),
         "instruction": item.answer_instruction(),
-        "level": item.level(),
+        "level": if full { item.level() } else { None },
         "io": contract.as_ref().map(|c| match c.io { CodeIo::Stdin => "stdin", CodeIo::Function => "function" }),
         "starter_code": contract.as_ref().map(|c| c.starter_code.clone()),
         "entry_point": contract.as_ref().and_then(|c| c.entry_point.clone()),
@@ -140,6 +158,41 @@ mod tests {
         let b = normalize_source("\u{feff}def solve(q, llm, python):\n    return 'x'\n");
         assert_eq!(a, b);
         assert_eq!(a, "def solve(q, llm, python):\n    return 'x'\n");
+    }
+
+    #[test]
+    fn a_program_sees_the_task_agnostic_question_unless_it_asks_for_the_full_view() {
+        let fam = crate::families::get("gcd").unwrap();
+        let stream =
+            crate::families::InstanceStream::new(fam, crate::families::Level::new(2).unwrap(), 5);
+        let item = Item::Answer {
+            instance: std::sync::Arc::new(stream.instance(3)),
+            family: fam,
+        };
+        let plain = Program::parse(
+            "def solve(q, llm, python):\n    return ''\n",
+            "a.py",
+            "a".into(),
+        )
+        .unwrap();
+        assert!(!plain.full_question_view());
+        let q = question_json(&item, plain.full_question_view());
+        for k in ["id", "group", "level"] {
+            assert!(q[k].is_null(), "{k}: {q}");
+        }
+        assert_eq!(q["text"], item.question());
+        assert!(!q.to_string().contains("gcd"), "{q}");
+        let full = Program::parse(
+            &format!("{FULL_VIEW_DIRECTIVE}\ndef solve(q, llm, python):\n    return ''\n"),
+            "b.py",
+            "b".into(),
+        )
+        .unwrap();
+        assert!(full.full_question_view());
+        let q = question_json(&item, full.full_question_view());
+        assert_eq!(q["group"], "gcd");
+        assert_eq!(q["level"], 2);
+        assert_eq!(q["id"], item.id());
     }
 
     #[test]

@@ -19,7 +19,8 @@ use super::{FEEDBACK_CHARS, Final, Recorder, RunError, Runtime, tail};
 impl Runtime<'_> {
     pub(super) fn program(&self, p: &Program, item: &Item, rec: &mut Recorder) -> Final {
         let limits = &self.config.program;
-        let job = serde_json::json!({ "question": program::question_json(item) });
+        let job =
+            serde_json::json!({ "question": program::question_json(item, p.full_question_view()) });
         let req = RunRequest {
             program: program::BOOTSTRAP.to_string(),
             stdin: Vec::new(),
