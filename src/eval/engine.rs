@@ -133,6 +133,23 @@ impl SetResult {
     pub fn scores(&self) -> Vec<f64> {
         self.rollouts.iter().map(|r| r.score).collect()
     }
+
+    /// The harness ran: no rollout ended in `harness_error` (a wrong answer still
+    /// executes).
+    pub fn executes(&self) -> bool {
+        !self
+            .rollouts
+            .iter()
+            .any(|x| x.failure == Some(crate::harness::rollout::FailureClass::HarnessError))
+    }
+
+    /// The one validity-bonus rule of the trainer and the reward server: a valid
+    /// revision earns `bonus` when it also executes on the scoring set (it parses and
+    /// runs, the auxiliary reward of the published protocol); a valid revision that
+    /// does not execute earns none, an invalid one is never scored.
+    pub fn validity_bonus(&self, bonus: f64) -> f64 {
+        if self.executes() { bonus } else { 0.0 }
+    }
 }
 
 type Key = (usize, SetName, String);

@@ -20,6 +20,7 @@
 //!
 //! `reward = score + validity_bonus` when valid and executing, `score` when valid but
 //! not executing, `invalid_reward` when invalid ([`RewardConfig`]; both 0 by default).
+//! The bonus rule is the trainer's too (`eval::engine::SetResult::validity_bonus`).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +32,6 @@ use super::RewardError;
 use super::context::Built;
 use crate::eval::engine::{ArmLog, Engine};
 use crate::eval::sets::SetName;
-use crate::harness::rollout::FailureClass;
 use crate::harness::{Harness, HarnessKind};
 use crate::proposer::{RevisionForm, parse};
 use crate::records::run_dir::{Appender, RunDir};
@@ -209,16 +209,8 @@ impl<'e, 'a> Scorer<'e, 'a> {
             let p = &mut parts[*k];
             let n = r.rollouts.len().max(1) as f64;
             p.score = r.mean;
-            p.executes = !r
-                .rollouts
-                .iter()
-                .any(|x| x.failure == Some(FailureClass::HarnessError));
-            p.reward = r.mean
-                + if p.executes {
-                    self.config.validity_bonus
-                } else {
-                    0.0
-                };
+            p.executes = r.executes();
+            p.reward = r.mean + r.validity_bonus(self.config.validity_bonus);
             p.executor_free_rate = r.executor_free as f64 / n;
             p.tokens = r.tokens;
             p.item_scores = r.scores();

@@ -8,7 +8,9 @@
 //! 2. `group` revisions sampled from the policy per context (seed derived from the
 //!    run seed, step, context, round and candidate);
 //! 3. the reward of a revision: its mean score on the task's dev set plus
-//!    `validity_bonus`, or `invalid_reward` for an invalid revision; every dev
+//!    `validity_bonus` when it executes there (no rollout ended in `harness_error`:
+//!    the reward server's rule, `SetResult::validity_bonus`), or `invalid_reward` for
+//!    an invalid revision; every dev
 //!    evaluation of the step (parents and revisions of every context) is one batch of
 //!    the evaluator's engine, whose memo keyed by (task, set, harness hash) makes a
 //!    revisited harness free;
@@ -464,23 +466,24 @@ pub fn run_with(
                             n_total += 1;
                             match &r.result {
                                 Ok(h) => {
-                                    let dev = it.next().expect("revision result").mean;
+                                    let r = it.next().expect("revision result");
+                                    let bonus = r.validity_bonus(t.validity_bonus);
                                     dir.save_harness(h)?;
-                                    parts.push((Some(dev), dev + t.validity_bonus));
+                                    parts.push((Some(r.mean), bonus, r.mean + bonus));
                                 }
                                 Err(_) => {
                                     n_invalid += 1;
-                                    parts.push((None, t.invalid_reward));
+                                    parts.push((None, 0.0, t.invalid_reward));
                                 }
                             }
                         }
-                        let rs: Vec<f64> = parts.iter().map(|p| p.1).collect();
+                        let rs: Vec<f64> = parts.iter().map(|p| p.2).collect();
                         let mean = rs.iter().sum::<f64>() / rs.len() as f64;
                         let std = (rs.iter().map(|r| (r - mean).powi(2)).sum::<f64>()
                             / rs.len() as f64)
                             .sqrt();
                         let mut best: Option<(f64, &Harness)> = None;
-                        for (g, (r, (dev, reward))) in group.iter().zip(&parts).enumerate() {
+                        for (g, (r, (dev, bonus, reward))) in group.iter().zip(&parts).enumerate() {
                             let adv = (reward - mean) / (std + t.adv_eps);
                             rewards_all.push(*reward);
                             batch.push(Trajectory {
@@ -510,7 +513,7 @@ pub fn run_with(
                                 invalid_reason: r.result.as_ref().err().cloned(),
                                 dev_score: *dev,
                                 parent_dev_score: parent_dev,
-                                validity_bonus: if dev.is_some() { t.validity_bonus } else { 0.0 },
+                                validity_bonus: *bonus,
                                 reward: *reward,
                                 advantage: adv,
                             })?;
