@@ -101,7 +101,8 @@ impl RunConfig {
             v["waves"] = serde_json::json!(w);
         }
         let mut h = Sha256::new();
-        h.update(b"harness-rl/run-config/v2\0");
+        // v3: program harnesses see the task-agnostic question view by default.
+        h.update(b"harness-rl/run-config/v3\0");
         h.update(v.to_string().as_bytes());
         h.finalize()[..8]
             .iter()
