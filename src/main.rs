@@ -68,6 +68,9 @@ enum Command {
     Transfer(cli::transfer::TransferCmd),
     /// Combine the run directories of the shards of one run (`--shard I/N`).
     Merge(cli::merge::MergeArgs),
+    /// The best fixed seed harness by mean dev score on training families, from an
+    /// `hrl eval` run of `file:` arms (the `best-fixed` baseline of transfer tables).
+    BestFixed(cli::best_fixed::BestFixedArgs),
     /// Training contexts of a suite as a dataset of proposer prompts (for RL trainers).
     #[command(subcommand)]
     Contexts(cli::contexts::ContextsCmd),
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => cli::report::plan(a),
         Command::Transfer(cmd) => cli::transfer::run(cmd),
         Command::Merge(a) => cli::merge::run(a),
+        Command::BestFixed(a) => cli::best_fixed::run(a),
         Command::Contexts(cmd) => cli::contexts::run(cmd),
         Command::RewardServer(a) => cli::reward_server::run(a),
         Command::Harness(cmd) => cli::harness::run(cmd),

@@ -297,6 +297,7 @@ fn arb_request() -> impl Strategy<Value = Request> {
                 max_tokens,
                 stop: stop.into_iter().map(str::to_string).collect(),
                 grammar: grammar.map(str::to_string),
+                json_schema: None,
             },
         );
     (prompt, sampling).prop_map(|(prompt, sampling)| Request { prompt, sampling })

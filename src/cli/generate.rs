@@ -169,6 +169,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         max_tokens: a.max_tokens,
         stop: a.stop.clone(),
         grammar,
+        json_schema: None,
     };
     // The same ranges `hrl serve` and the HTTP client apply.
     sampling.validate().map_err(|e| match e {

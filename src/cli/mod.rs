@@ -1,6 +1,7 @@
 //! Subcommand implementations for the `hrl` binary: argument structs and the glue
 //! that calls the library. No domain logic lives here.
 
+pub mod best_fixed;
 pub mod cache;
 pub mod contexts;
 #[cfg(feature = "llama")]

@@ -19,6 +19,7 @@
 //! invocation share the executor, the memo and the batches; each gets its own run
 //! directory, and `comparison.md` pairs them on identical instances and samples.
 
+pub mod best_fixed;
 pub mod config;
 pub mod engine;
 pub mod merge;

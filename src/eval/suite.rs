@@ -23,6 +23,7 @@
 //! max_tokens = 768
 //! report_tokens = 1200
 //! show_gold = false
+//! constrain = "off"       # "edits" | "harness": llm replies decoded under a grammar
 //! template = "prompts/proposer-v1.toml"   # optional, relative to this file
 //!
 //! [limits]              # per-rollout limits (optional; see harness::runtime)
@@ -478,6 +479,7 @@ struct ProposerFile {
     max_tokens: Option<u32>,
     report_tokens: Option<usize>,
     show_gold: Option<bool>,
+    constrain: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -644,6 +646,10 @@ impl Suite {
             }
             if let Some(x) = p.show_gold {
                 proposer.show_gold = x;
+            }
+            if let Some(x) = p.constrain {
+                proposer.constrain = crate::proposer::constrain::Constrain::parse(&x)
+                    .map_err(|m| err("proposer.constrain", m))?;
             }
         }
         let limits = f.limits.unwrap_or_default();

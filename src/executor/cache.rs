@@ -145,6 +145,11 @@ fn sampling_fields(h: &mut Sha256, s: &Sampling) {
             field(h, g.as_bytes());
         }
     }
+    // Hashed only when present, so keys of requests without a schema are unchanged.
+    if let Some(schema) = &s.json_schema {
+        h.update(b"json_schema");
+        field(h, schema.to_string().as_bytes());
+    }
     if s.is_greedy() {
         h.update(b"greedy");
     } else {

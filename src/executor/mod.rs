@@ -8,6 +8,7 @@
 //! any executor.
 
 pub mod cache;
+pub mod json_schema;
 pub mod openai;
 
 use serde::{Deserialize, Serialize};
@@ -70,6 +71,11 @@ pub struct Sampling {
     pub stop: Vec<String>,
     /// Optional GBNF grammar (root rule `root`) constraining the output.
     pub grammar: Option<String>,
+    /// Optional JSON schema constraining the output (the subset of [`json_schema`]):
+    /// the llama backend decodes under its GBNF translation, the HTTP client sends it
+    /// as OpenAI's `response_format`. Not together with `grammar`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema: Option<serde_json::Value>,
 }
 
 impl Default for Sampling {
@@ -83,6 +89,7 @@ impl Default for Sampling {
             max_tokens: 512,
             stop: Vec::new(),
             grammar: None,
+            json_schema: None,
         }
     }
 }
@@ -136,7 +143,33 @@ impl Sampling {
                 "grammar is empty: give a GBNF grammar with a `root` rule, or none".into(),
             ));
         }
+        if let Some(schema) = &self.json_schema {
+            if self.grammar.is_some() {
+                return Err(ExecutorError::InvalidRequest(
+                    "give a grammar or a JSON schema, not both".into(),
+                ));
+            }
+            json_schema::to_gbnf(schema).map_err(|e| {
+                ExecutorError::InvalidRequest(format!(
+                    "the JSON schema cannot be used for constrained decoding: {e}"
+                ))
+            })?;
+        }
         Ok(())
+    }
+
+    /// The GBNF grammar this request decodes under: `grammar`, or the translation of
+    /// `json_schema` (checked by [`Sampling::validate`]).
+    pub fn effective_grammar(&self) -> Result<Option<String>, ExecutorError> {
+        match (&self.grammar, &self.json_schema) {
+            (Some(g), _) => Ok(Some(g.clone())),
+            (None, Some(s)) => json_schema::to_gbnf(s).map(Some).map_err(|e| {
+                ExecutorError::InvalidRequest(format!(
+                    "the JSON schema cannot be used for constrained decoding: {e}"
+                ))
+            }),
+            (None, None) => Ok(None),
+        }
     }
 }
 

@@ -375,6 +375,7 @@ impl Declarative {
                 .unwrap_or_else(|| self.strategy.default_max_tokens()),
             stop: o.stop.clone().unwrap_or_default(),
             grammar: None,
+            json_schema: None,
         }
     }
 

@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use super::constrain::{self, Constrain};
 use super::template::{Template, Vars};
 use super::{
     Candidate, Proposal, ProposalRequest, Proposer, ProposerError, ProposerIdentity,
@@ -67,7 +68,12 @@ impl LlmProposer {
 
     /// The messages of a round's prompt.
     pub fn messages(&self, request: &ProposalRequest<'_>) -> Vec<Message> {
-        messages(&self.template, self.settings.report_tokens, request)
+        messages(
+            &self.template,
+            self.settings.report_tokens,
+            self.settings.constrain,
+            request,
+        )
     }
 }
 
@@ -77,6 +83,7 @@ impl LlmProposer {
 pub fn messages(
     template: &Template,
     report_tokens: usize,
+    constrain: Constrain,
     request: &ProposalRequest<'_>,
 ) -> Vec<Message> {
     let report = match request.report {
@@ -93,7 +100,7 @@ pub fn messages(
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let user = template.render(
+    let mut user = template.render(
         matches!(request.harness, Harness::Program(_)),
         &Vars {
             task: &request.task.description,
@@ -103,6 +110,10 @@ pub fn messages(
             round: request.round,
         },
     );
+    if let Some(form) = constrain::reply_form(constrain, request.harness) {
+        user.push_str("\n\n");
+        user.push_str(&form);
+    }
     vec![Message::system(template.system()), Message::user(user)]
 }
 
@@ -127,6 +138,8 @@ impl Proposer for LlmProposer {
 
     fn propose(&self, request: &ProposalRequest<'_>) -> Result<Proposal, ProposerError> {
         let messages = self.messages(request);
+        let json_schema =
+            constrain::reply_schema(self.settings.constrain, request.harness, request.feedback);
         let requests: Vec<Request> = (0..request.candidates)
             .map(|i| Request {
                 prompt: Prompt::Chat(messages.clone()),
@@ -135,6 +148,7 @@ impl Proposer for LlmProposer {
                     top_p: self.settings.top_p,
                     seed: candidate_seed(request.seed, i),
                     max_tokens: self.settings.max_tokens,
+                    json_schema: json_schema.clone(),
                     ..Sampling::default()
                 },
             })
@@ -171,6 +185,16 @@ impl Proposer for LlmProposer {
                         format!("the proposer prompt does not fit the model: {e}"),
                         None,
                     ));
+                }
+                Err(ExecutorError::InvalidRequest(m)) if json_schema.is_some() => {
+                    return Err(ProposerError::Usage(format!(
+                        "llm proposer: the executor refused the constrained request \
+                         (constrain = \"{}\", sent as a JSON schema: OpenAI `response_format` \
+                         over HTTP, a GBNF grammar in process): {m}; use a server that accepts \
+                         response_format json_schema (vLLM, SGLang, llama-server, hrl serve) or \
+                         constrain = \"off\"",
+                        self.settings.constrain.name()
+                    )));
                 }
                 Err(e) => return Err(ProposerError::Executor(e)),
             }

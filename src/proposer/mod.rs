@@ -22,11 +22,13 @@
 //! candidate), so that runs repeat exactly.
 
 pub mod cmd;
+pub mod constrain;
 pub mod file;
 pub mod identity;
 pub mod llm;
 pub mod parse;
 pub mod patch;
+pub mod rule;
 pub mod template;
 
 use std::path::{Path, PathBuf};
@@ -324,8 +326,12 @@ pub trait Proposer: Send + Sync {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProposerSpec {
     Identity,
+    /// The written revision rule, a positive control ([`rule`]).
+    Rule,
     File(PathBuf),
-    Llm(ExecutorSpec),
+    /// A prompted model, and the `constrain` option the spec sets (`None`: the
+    /// `[proposer]` setting).
+    Llm(ExecutorSpec, Option<constrain::Constrain>),
     /// The program and its arguments (split on whitespace, no shell).
     Cmd(Vec<String>),
     /// A checkpoint of the compact learned policy (opened by the trainer module).
@@ -333,16 +339,19 @@ pub enum ProposerSpec {
 }
 
 impl ProposerSpec {
-    /// Parse `identity`, `file:PATH`, `llm:EXECUTOR_SPEC`, `cmd:PROGRAM [ARGS...]` or
-    /// `policy:CKPT`.
+    /// Parse `identity`, `file:PATH`, `llm:EXECUTOR_SPEC[,constrain=off|edits|harness]`,
+    /// `cmd:PROGRAM [ARGS...]` or `policy:CKPT`.
     pub fn parse(spec: &str) -> Result<ProposerSpec, ProposerError> {
         let spec = spec.trim();
         let bad = |m: &str| ProposerError::Usage(format!("spec `{spec}`: {m}"));
         if spec == "identity" {
             return Ok(ProposerSpec::Identity);
         }
+        if spec == "rule" {
+            return Ok(ProposerSpec::Rule);
+        }
         let (kind, rest) = spec.split_once(':').ok_or_else(|| {
-            bad("expected identity, file:PATH, llm:EXECUTOR_SPEC, cmd:PROGRAM or policy:CKPT")
+            bad("expected identity, rule, file:PATH, llm:EXECUTOR_SPEC, cmd:PROGRAM or policy:CKPT")
         })?;
         let rest = rest.trim();
         if rest.is_empty() {
@@ -350,9 +359,22 @@ impl ProposerSpec {
         }
         match kind {
             "file" => Ok(ProposerSpec::File(PathBuf::from(rest))),
-            "llm" => ExecutorSpec::parse(rest)
-                .map(ProposerSpec::Llm)
-                .map_err(|e| bad(&e.to_string())),
+            "llm" => {
+                // `constrain=` is the proposer's option; the rest is the executor's spec.
+                let mut c = None;
+                let mut parts = Vec::new();
+                for part in rest.split(',') {
+                    match part.trim().strip_prefix("constrain=") {
+                        Some(v) => {
+                            c = Some(constrain::Constrain::parse(v.trim()).map_err(|m| bad(&m))?)
+                        }
+                        None => parts.push(part),
+                    }
+                }
+                ExecutorSpec::parse(&parts.join(","))
+                    .map(|e| ProposerSpec::Llm(e, c))
+                    .map_err(|e| bad(&e.to_string()))
+            }
             "cmd" => Ok(ProposerSpec::Cmd(
                 rest.split_whitespace().map(str::to_string).collect(),
             )),
@@ -367,8 +389,12 @@ impl ProposerSpec {
     pub fn normalized(&self) -> String {
         match self {
             ProposerSpec::Identity => "identity".into(),
+            ProposerSpec::Rule => "rule".into(),
             ProposerSpec::File(p) => format!("file:{}", p.display()),
-            ProposerSpec::Llm(e) => format!("llm:{}", e.normalized()),
+            ProposerSpec::Llm(e, None) => format!("llm:{}", e.normalized()),
+            ProposerSpec::Llm(e, Some(c)) => {
+                format!("llm:{},constrain={}", e.normalized(), c.name())
+            }
             ProposerSpec::Cmd(a) => format!("cmd:{}", a.join(" ")),
             ProposerSpec::Policy(p) => format!("policy:{}", p.display()),
         }
@@ -395,20 +421,28 @@ impl ProposerSpec {
         };
         clean(match self {
             ProposerSpec::Identity => "identity".into(),
+            ProposerSpec::Rule => "rule".into(),
             ProposerSpec::File(p) => {
                 let s = stem(p).replace("{key}", "");
                 let s = s.trim_matches(|c| c == '-' || c == '_' || c == '.');
                 format!("file-{}", if s.is_empty() { "harnesses" } else { s })
             }
-            ProposerSpec::Llm(ExecutorSpec::Llama(l)) => {
-                // A known model's name as it is (`qwen2.5-coder-0.5b`); a file's stem.
-                if l.model.ends_with(".gguf") || l.model.contains('/') {
-                    format!("llm-{}", stem(std::path::Path::new(&l.model)))
-                } else {
-                    format!("llm-{}", l.model)
+            ProposerSpec::Llm(e, c) => {
+                let base = match e {
+                    // A known model's name as it is (`qwen2.5-coder-0.5b`); a file's stem.
+                    ExecutorSpec::Llama(l)
+                        if l.model.ends_with(".gguf") || l.model.contains('/') =>
+                    {
+                        format!("llm-{}", stem(std::path::Path::new(&l.model)))
+                    }
+                    ExecutorSpec::Llama(l) => format!("llm-{}", l.model),
+                    ExecutorSpec::Openai(o) => format!("llm-{}", o.model),
+                };
+                match c {
+                    Some(c) => format!("{base}-{}", c.name()),
+                    None => base,
                 }
             }
-            ProposerSpec::Llm(ExecutorSpec::Openai(o)) => format!("llm-{}", o.model),
             ProposerSpec::Cmd(a) => format!(
                 "cmd-{}",
                 a.iter()
@@ -437,6 +471,9 @@ pub struct ProposerSettings {
     pub report_tokens: usize,
     /// Show the feedback items' gold answers in the report.
     pub show_gold: bool,
+    /// Constrained decoding of `llm` replies ([`constrain`]).
+    #[serde(default)]
+    pub constrain: constrain::Constrain,
 }
 
 impl Default for ProposerSettings {
@@ -448,6 +485,7 @@ impl Default for ProposerSettings {
             max_tokens: 1024,
             report_tokens: 1500,
             show_gold: false,
+            constrain: constrain::Constrain::Off,
         }
     }
 }
@@ -490,8 +528,9 @@ pub fn register_policy_opener(opener: PolicyOpener) -> bool {
 pub fn open(spec: &ProposerSpec, ctx: &OpenContext) -> Result<Arc<dyn Proposer>, ProposerError> {
     match spec {
         ProposerSpec::Identity => Ok(Arc::new(identity::IdentityProposer)),
+        ProposerSpec::Rule => Ok(Arc::new(rule::RuleProposer)),
         ProposerSpec::File(p) => Ok(Arc::new(file::FileProposer::open(p)?)),
-        ProposerSpec::Llm(exec_spec) => {
+        ProposerSpec::Llm(exec_spec, c) => {
             let shared = ctx
                 .shared
                 .as_ref()
@@ -505,11 +544,15 @@ pub fn open(spec: &ProposerSpec, ctx: &OpenContext) -> Result<Arc<dyn Proposer>,
                     (opened.executor, opened.identity)
                 }
             };
+            let mut settings = ctx.settings.clone();
+            if let Some(c) = c {
+                settings.constrain = *c;
+            }
             Ok(Arc::new(llm::LlmProposer::new(
                 spec.normalized(),
                 executor,
                 identity,
-                ctx.settings.clone(),
+                settings,
             )?))
         }
         ProposerSpec::Cmd(argv) => Ok(Arc::new(cmd::CmdProposer::start(

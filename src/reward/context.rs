@@ -26,6 +26,7 @@
 //! | `context_id` | the context id (TRL passes every column to `reward_funcs` as a keyword) |
 //! | `data_source`, `reward_model.ground_truth`, `extra_info` | verl's `compute_score` arguments (`ground_truth` = the context id) |
 //! | `task`, `task_key`, `harness_kind`, `parent_hash`, `feedback_score`, `dev_items` | facts about the context |
+//! | `response_format`, `grammar` | only under a suite's `[proposer] constrain = "edits"` or `"harness"`: the reply's JSON schema as OpenAI's `response_format` object (vLLM / SGLang guided decoding of rollouts) and its GBNF translation (llama.cpp), the same constraint an `llm:` proposer decodes under ([`crate::proposer::constrain`]) |
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,11 +41,13 @@ use crate::eval::prepare::{PreparedTasks, prepare_tasks};
 use crate::eval::rounds;
 use crate::eval::sets::{SetName, TaskSets};
 use crate::executor::Message;
+use crate::executor::json_schema;
+use crate::executor::openai::schema::RESPONSE_SCHEMA_NAME;
 use crate::harness::edit::EditContext;
 use crate::harness::execution_report::{ExecutionReport, ExecutionReportOptions};
 use crate::harness::{Harness, HarnessKind};
 use crate::proposer::template::Template;
-use crate::proposer::{ProposalRequest, llm};
+use crate::proposer::{ProposalRequest, constrain, llm};
 use crate::sandbox::Sandbox;
 
 /// Version of the dataset row layout.
@@ -101,6 +104,9 @@ pub struct Context {
     pub feedback_score: f64,
     /// The proposer prompt: system and user message.
     pub messages: Vec<Message>,
+    /// The JSON schema replies are decoded under (`[proposer] constrain`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_schema: Option<serde_json::Value>,
 }
 
 impl Context {
@@ -125,7 +131,7 @@ impl Context {
 
     /// The dataset row (see the module doc for the columns).
     pub fn row(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut row = serde_json::json!({
             "schema": CONTEXT_SCHEMA,
             "context_id": self.id,
             "prompt": self.messages,
@@ -140,7 +146,17 @@ impl Context {
             "parent_hash": self.parent_hash,
             "feedback_score": self.feedback_score,
             "dev_items": self.dev_items,
-        })
+        });
+        if let Some(schema) = &self.reply_schema {
+            row["response_format"] = serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {"name": RESPONSE_SCHEMA_NAME, "strict": true, "schema": schema},
+            });
+            row["grammar"] = serde_json::json!(
+                json_schema::to_gbnf(schema).expect("generated schemas translate")
+            );
+        }
+        row
     }
 }
 
@@ -215,7 +231,8 @@ pub fn build(
             sample: 0,
             round: 1,
         };
-        let messages = llm::messages(template, ps.report_tokens, &request);
+        let messages = llm::messages(template, ps.report_tokens, ps.constrain, &request);
+        let reply_schema = constrain::reply_schema(ps.constrain, &t.seed_harness, &edit);
         let parent_hash = t.seed_harness.hash();
         let ids = sets.ids();
         built.contexts.push(Context {
@@ -229,6 +246,7 @@ pub fn build(
             dev_items: ids.dev,
             feedback_score: fb.mean,
             messages,
+            reply_schema,
         });
         built.parents.push(t.seed_harness.clone());
         built.feedback.push(edit);

@@ -314,6 +314,7 @@ mod tests {
             dev_items: vec![],
             feedback_score: 0.0,
             messages: vec![Message::system("SYS"), Message::user(user)],
+            reply_schema: None,
         };
         Built {
             contexts: vec![ctx("ctx-a", "USER A"), ctx("ctx-b", "USER B")],

@@ -10,6 +10,7 @@
 mod cli;
 #[path = "../common/mod.rs"]
 mod common;
+mod controls;
 mod props;
 mod shard;
 mod sim;

@@ -193,7 +193,7 @@ impl Worker<'_> {
     fn sampler(&self, r: &Request) -> Result<LlamaSampler, ExecutorError> {
         let s = &r.sampling;
         let mut chain = Vec::new();
-        if let Some(g) = &s.grammar {
+        if let Some(g) = &s.effective_grammar()? {
             chain.push(LlamaSampler::grammar(self.model, g, "root").map_err(|e| {
                 ExecutorError::InvalidRequest(format!("GBNF grammar does not parse: {e}"))
             })?);

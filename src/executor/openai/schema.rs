@@ -112,7 +112,19 @@ fn encode_sampling(body: &mut Map<String, Value>, s: &Sampling) {
     if let Some(g) = &s.grammar {
         body.insert("grammar".into(), json!(g));
     }
+    if let Some(schema) = &s.json_schema {
+        body.insert(
+            "response_format".into(),
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": RESPONSE_SCHEMA_NAME, "strict": true, "schema": schema},
+            }),
+        );
+    }
 }
+
+/// The `json_schema.name` a client sends with a request's JSON schema.
+pub const RESPONSE_SCHEMA_NAME: &str = "hrl_reply";
 
 /// What a request body asks for, as the server reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,9 +196,13 @@ fn neutral(field: &str, v: &Value) -> Option<Result<(), String>> {
             matches!(v.as_str(), Some("none" | "auto")),
             "\"none\" or \"auto\" without tools",
         ),
+        // `json_schema` is read by `decode_sampling`.
         "response_format" => ok(
-            v.get("type").and_then(Value::as_str) == Some("text"),
-            "{\"type\": \"text\"}",
+            matches!(
+                v.get("type").and_then(Value::as_str),
+                Some("text" | "json_schema")
+            ),
+            "{\"type\": \"text\"} or {\"type\": \"json_schema\", \"json_schema\": {\"schema\": ...}}",
         ),
         "modalities" => ok(v == &json!(["text"]), "[\"text\"]"),
         "stream_options" | "audio" | "prediction" | "reasoning_effort" | "web_search_options" => {
@@ -360,6 +376,18 @@ fn decode_sampling(obj: &Map<String, Value>) -> Result<Sampling, String> {
         Some(Value::String(g)) => Some(g.clone()),
         Some(_) => return Err("`grammar` must be a GBNF string".into()),
     };
+    if let Some(rf) = obj.get("response_format")
+        && rf.get("type").and_then(Value::as_str) == Some("json_schema")
+    {
+        match rf.get("json_schema").and_then(|j| j.get("schema")) {
+            Some(schema @ Value::Object(_)) => s.json_schema = Some(schema.clone()),
+            _ => {
+                return Err(
+                    "`response_format.json_schema.schema` must be a JSON schema object".into(),
+                );
+            }
+        }
+    }
     s.validate().map_err(|e| match e {
         ExecutorError::InvalidRequest(m) => m,
         other => other.to_string(),
@@ -658,6 +686,7 @@ mod tests {
             max_tokens: 77,
             stop: vec!["\n\n".into(), "</answer>".into()],
             grammar: Some("root ::= \"a\" | \"b\"".into()),
+            json_schema: None,
         };
         vec![
             Request {
@@ -685,10 +714,53 @@ mod tests {
                 sampling: Sampling {
                     temperature: 1e-3,
                     top_p: 1.0,
+                    ..base.clone()
+                },
+            },
+            Request {
+                prompt: Prompt::Chat(vec![Message::user("edits?")]),
+                sampling: Sampling {
+                    json_schema: Some(json!({"type": "array", "maxItems": 2,
+                        "items": {"enum": ["a", "b"]}})),
                     ..base
                 },
             },
         ]
+    }
+
+    #[test]
+    fn a_json_schema_goes_as_response_format_and_unsupported_ones_are_refused() {
+        let r = requests().pop().unwrap();
+        let (_, body) = encode_request("m", &r).unwrap();
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"],
+            *r.sampling.json_schema.as_ref().unwrap()
+        );
+        assert!(body.get("grammar").is_none());
+        let e = decode_request(
+            &chat_with(json!({"response_format": {"type": "json_schema",
+                "json_schema": {"schema": {"type": "number"}}}})),
+            Endpoint::Chat,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("JSON schema cannot be used") && e.contains("schema/type"),
+            "{e}"
+        );
+        let e = decode_request(
+            &chat_with(json!({"response_format": {"type": "json_object"}})),
+            Endpoint::Chat,
+        )
+        .unwrap_err();
+        assert!(e.contains("response_format"), "{e}");
+        let e = decode_request(
+            &chat_with(json!({"grammar": "root ::= \"a\"", "response_format":
+                {"type": "json_schema", "json_schema": {"schema": {"const": 1}}}})),
+            Endpoint::Chat,
+        )
+        .unwrap_err();
+        assert!(e.contains("not both"), "{e}");
     }
 
     #[test]

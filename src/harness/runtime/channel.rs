@@ -222,6 +222,7 @@ impl ProgramHandler<'_, '_> {
                 max_tokens: r.max_tokens.min(left).max(1),
                 stop: r.stop,
                 grammar: None,
+                json_schema: None,
             };
             let check = Declarative {
                 sampling: crate::harness::SamplingOverrides {
