@@ -240,7 +240,7 @@ mod tests {
 
     fn s(numeric: f64, wrong: f64, bad: f64, none: f64, trunc: f64) -> Signals {
         Signals {
-            score: 1.0 - wrong - bad - none,
+            score: 1.0 - wrong - bad - none - trunc,
             wrong,
             bad_format: bad,
             no_answer: none,
