@@ -467,13 +467,22 @@ def solve(question, llm, python):
     let r = &out.rollouts[0];
     let v: serde_json::Value = serde_json::from_str(&r.response).unwrap();
     let item = &tasks.items[0];
-    assert_eq!(v["id"], item.id().as_str());
+    // The task-agnostic view by default: no task id, family or level to dispatch on.
+    assert!(v["id"].is_null(), "{v}");
+    assert!(v["group"].is_null(), "{v}");
+    assert!(v["level"].is_null(), "{v}");
+    // The full view only when the program asks for it (part of its source and hash).
+    let full = format!("{}\n{src}", harness_rl::harness::program::FULL_VIEW_DIRECTIVE);
+    let out_full = run_items(&program(&full), &tasks.items, &exec, &config(1));
+    let f: serde_json::Value = serde_json::from_str(&out_full.rollouts[0].response).unwrap();
+    assert_eq!(f["id"], item.id().as_str());
+    assert_eq!(f["group"], "gcd");
+    assert_eq!(f["level"], 1);
     assert_eq!(v["kind"], "answer");
     assert_eq!(v["body"], item.body());
     assert_eq!(v["text"], item.question().as_str());
     assert_eq!(v["answer_format"], item.answer_format());
     assert_eq!(v["instruction"], item.answer_instruction());
-    assert_eq!(v["level"], 1);
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     assert_eq!(
         keys,
