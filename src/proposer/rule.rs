@@ -5,7 +5,7 @@
 //! description or family. If a revision rule of this kind lifts held-out scores, the
 //! instrument can see a task-dependent revision skill; a trained proposer should at
 //! least match it. The rule was fixed before any held-out number of a transfer suite
-//! was computed (docs/PROPOSERS.md records it; changing it makes it a different
+//! was computed (docs/EVAL.md, "The positive control", records it; changing it makes it a different
 //! control, with a new [`RULE_VERSION`]).
 //!
 //! Rule `rule-v1`, first match wins (f = number of feedback items; a rate is a

@@ -472,7 +472,10 @@ def solve(question, llm, python):
     assert!(v["group"].is_null(), "{v}");
     assert!(v["level"].is_null(), "{v}");
     // The full view only when the program asks for it (part of its source and hash).
-    let full = format!("{}\n{src}", harness_rl::harness::program::FULL_VIEW_DIRECTIVE);
+    let full = format!(
+        "{}\n{src}",
+        harness_rl::harness::program::FULL_VIEW_DIRECTIVE
+    );
     let out_full = run_items(&program(&full), &tasks.items, &exec, &config(1));
     let f: serde_json::Value = serde_json::from_str(&out_full.rollouts[0].response).unwrap();
     assert_eq!(f["id"], item.id().as_str());
