@@ -239,9 +239,18 @@ pub struct DevBatch {
 /// writing) is ignored; any other bad line is an error naming it. A missing file is
 /// empty.
 pub fn read<T: for<'de> Deserialize<'de>>(path: &std::path::Path) -> Result<Vec<T>, RecordsError> {
+    Ok(read_checked(path, |_: &T| Ok(()))?.unwrap_or_default())
+}
+
+/// [`read`] with a check of every parsed record (`Err(reason)` names what is wrong,
+/// reported as `file:line: reason`); `None` when there is no such file.
+pub fn read_checked<T: for<'de> Deserialize<'de>>(
+    path: &std::path::Path,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<Option<Vec<T>>, RecordsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(RecordsError::Io(format!("{}: {e}", path.display()))),
     };
     let lines: Vec<&str> = text.split('\n').collect();
@@ -251,17 +260,18 @@ pub fn read<T: for<'de> Deserialize<'de>>(path: &std::path::Path) -> Result<Vec<
         if line.trim().is_empty() {
             continue;
         }
+        let damaged = |reason: String| {
+            RecordsError::Damaged(format!("{}:{}: {reason}", path.display(), i + 1))
+        };
         match serde_json::from_str::<T>(line) {
-            Ok(r) => out.push(r),
-            Err(_) if i == last => {}
-            Err(e) => {
-                return Err(RecordsError::Damaged(format!(
-                    "{}:{}: {e}",
-                    path.display(),
-                    i + 1
-                )));
+            Ok(r) => {
+                check(&r).map_err(damaged)?;
+                out.push(r);
             }
+            // A torn last line: the writer was killed while writing it.
+            Err(_) if i == last => {}
+            Err(e) => return Err(damaged(e.to_string())),
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }

@@ -97,53 +97,25 @@ fn test_set() -> SetName {
 /// except a torn last line (a trainer killed while writing), which is ignored.
 /// `None` when there is no such file.
 pub fn read_train_log(path: &Path) -> Result<Option<Vec<TrainStep>>, RecordsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(RecordsError::Io(format!("{}: {e}", path.display()))),
-    };
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last = lines.len().saturating_sub(1);
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    super::read_checked(path, |s: &TrainStep| {
+        let fields = [
+            ("reward_mean", s.reward_mean),
+            ("reward_std", s.reward_std),
+            ("entropy", s.entropy),
+            ("invalid_rate", s.invalid_rate),
+            ("valid_rate", s.valid_rate),
+            ("wall_s", s.wall_s),
+        ];
+        let heldout = s.heldout_score.map(|h| ("heldout_score", h));
+        match fields
+            .into_iter()
+            .chain(heldout)
+            .find(|(_, v)| !v.is_finite())
+        {
+            Some((name, _)) => Err(format!("{name} is not a finite number")),
+            None => Ok(()),
         }
-        match serde_json::from_str::<TrainStep>(line) {
-            Ok(s) => {
-                for (name, v) in [
-                    ("reward_mean", s.reward_mean),
-                    ("reward_std", s.reward_std),
-                    ("entropy", s.entropy),
-                    ("invalid_rate", s.invalid_rate),
-                    ("valid_rate", s.valid_rate),
-                    ("wall_s", s.wall_s),
-                ]
-                .into_iter()
-                .chain(s.heldout_score.map(|h| ("heldout_score", h)))
-                {
-                    if !v.is_finite() {
-                        return Err(RecordsError::Damaged(format!(
-                            "{}:{}: {name} is not a finite number",
-                            path.display(),
-                            i + 1
-                        )));
-                    }
-                }
-                out.push(s);
-            }
-            // A torn last line: the trainer was killed while writing it.
-            Err(_) if i == last => {}
-            Err(e) => {
-                return Err(RecordsError::Damaged(format!(
-                    "{}:{}: {e}",
-                    path.display(),
-                    i + 1
-                )));
-            }
-        }
-    }
-    Ok(Some(out))
+    })
 }
 
 #[cfg(test)]

@@ -141,6 +141,11 @@ fn smallest(max: usize, target: f64, mdd: impl Fn(usize) -> Option<f64>) -> Opti
     Some(hi)
 }
 
+/// Every task's design changed by `f`.
+fn resized(tasks: &[TaskDesign], f: impl Fn(TaskDesign) -> TaskDesign) -> Vec<TaskDesign> {
+    tasks.iter().map(|t| f(*t)).collect()
+}
+
 /// The fewest instances per task (keeping each task's samples) at which the MDD of
 /// `tasks` is at most `target`, searched up to `max`; `None` when `max` does not
 /// reach it (the harness term, which more instances do not shrink, may keep the MDD
@@ -155,10 +160,7 @@ pub fn instances_needed(
     max: usize,
 ) -> Option<usize> {
     smallest(max, target, |n| {
-        let t: Vec<TaskDesign> = tasks
-            .iter()
-            .map(|t| TaskDesign { instances: n, ..*t })
-            .collect();
+        let t = resized(tasks, |t| TaskDesign { instances: n, ..t });
         detectable_difference(&t, level, power, sims, seed)
     })
 }
@@ -175,10 +177,7 @@ pub fn samples_needed(
     max: usize,
 ) -> Option<usize> {
     smallest(max, target, |m| {
-        let t: Vec<TaskDesign> = tasks
-            .iter()
-            .map(|t| TaskDesign { samples: m, ..*t })
-            .collect();
+        let t = resized(tasks, |t| TaskDesign { samples: m, ..t });
         detectable_difference(&t, level, power, sims, seed)
     })
 }
